@@ -1,0 +1,239 @@
+//! Compile Morello kernels from `build.rs`.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     morello_build::Build::new().file("src/kernels.rs").compile("kernels");
+//! }
+//! ```
+//!
+//! [`Build::compile`] finds every `kernel!` in the named files (with the same parser the macro
+//! uses), applies each kernel's schedule, synthesizes whatever is left, writes C into
+//! `OUT_DIR/morello/`, compiles it with the [`cc`] crate and the target's ISA flags, and links it
+//! into the crate. The macro and this helper derive each kernel's symbol independently and
+//! identically; a kernel whose file is not listed here fails to compile with a message saying
+//! so, instead of a link error.
+//!
+//! Synthesis runs inside the build script, which Cargo compiles at `opt-level = 0` unless the
+//! workspace's root `Cargo.toml` says otherwise. Add this to it:
+//!
+//! ```toml
+//! [profile.dev.build-override]
+//! opt-level = 3
+//! [profile.release.build-override]
+//! opt-level = 3
+//! ```
+//!
+//! Environment: `MORELLO_VERBOSE=1` prints per-kernel synthesis statistics to the build
+//! script's output (shown by `cargo build -vv`); `CC` and `CFLAGS` are honored as by [`cc`].
+//! The generated C stays in `OUT_DIR/morello/` for inspection.
+
+#![warn(missing_docs)]
+// The crate example is a whole `build.rs`, so its `fn main` is the point.
+#![allow(clippy::needless_doctest_main)]
+
+mod report;
+mod scan;
+
+use morello_core::codegen::emit_c;
+use morello_core::search::Synthesizer;
+use morello_core::symbol::build_marker_env;
+use morello_core::syntax::KernelDecl;
+use morello_core::target::Target;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Synthesis taking longer than this prints a warning with advice.
+const SLOW_SYNTHESIS: Duration = Duration::from_secs(10);
+
+/// Configures which files' kernels to compile.
+#[derive(Clone, Debug, Default)]
+pub struct Build {
+    files: Vec<PathBuf>,
+}
+
+/// Why the kernels could not be built: a complete, human-readable report.
+#[derive(Clone, Debug)]
+pub struct BuildError {
+    report: String,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.report)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// What a successful build produced.
+#[derive(Clone, Debug)]
+pub struct BuildOutput {
+    /// For each kernel, its name and exported symbol, in declaration order.
+    pub kernels: Vec<(String, String)>,
+    /// The generated C files.
+    pub c_files: Vec<PathBuf>,
+    /// Time spent synthesizing.
+    pub synthesis_time: Duration,
+}
+
+impl Build {
+    /// A build with no files.
+    pub fn new() -> Self {
+        Build::default()
+    }
+
+    /// Adds a Rust source file (relative to the crate root) whose `kernel!`s to compile.
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(path.as_ref().to_owned());
+        self
+    }
+
+    /// Compiles the kernels into a static library `lib_name` and links it. On failure, prints
+    /// a report naming the file, line and fix, and exits the build script with an error.
+    pub fn compile(&mut self, lib_name: &str) {
+        if let Err(e) = self.try_compile(lib_name) {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    }
+
+    /// Like [`Build::compile`], but returns the report instead of exiting.
+    pub fn try_compile(&mut self, lib_name: &str) -> Result<BuildOutput, BuildError> {
+        let env = |name: &str| {
+            std::env::var(name).map_err(|_| BuildError {
+                report: format!("error: morello-build must run from a build script (`{name}` is not set)"),
+            })
+        };
+        let out_dir = PathBuf::from(env("OUT_DIR")?);
+        let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR")?);
+        let package = env("CARGO_PKG_NAME")?;
+        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        println!("cargo::rerun-if-env-changed=MORELLO_VERBOSE");
+        let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
+
+        let mut report = String::new();
+        let mut kernels: Vec<KernelDecl> = Vec::new();
+        let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for file in &self.files {
+            println!("cargo::rerun-if-changed={}", file.display());
+            let path = manifest_dir.join(file);
+            let source = std::fs::read_to_string(&path).map_err(|e| BuildError {
+                report: format!(
+                    "error: morello: cannot read {}: {e}; check the path given to `Build::file`",
+                    file.display()
+                ),
+            })?;
+            match scan::find_kernels(&source) {
+                Ok(found) => {
+                    for decl in found {
+                        let name = decl.name.to_string();
+                        if let Some(previous) = origin.insert(name.clone(), file.clone()) {
+                            let at = decl.name.span().start();
+                            report += &format!(
+                                "error: {}:{}:{}: a kernel named `{name}` is already declared in {}; kernel names must be unique in a crate\n",
+                                file.display(),
+                                at.line,
+                                at.column + 1,
+                                previous.display()
+                            );
+                        }
+                        kernels.push(decl);
+                    }
+                }
+                Err(e) => report += &report::render(file, &source, &e),
+            }
+        }
+        if !report.is_empty() {
+            return Err(BuildError { report });
+        }
+        if !kernels.is_empty() && arch != "x86_64" {
+            return Err(BuildError {
+                report: format!(
+                    "error: morello: the kernels target x86-64 (AVX2), but this crate is being built for `{arch}`"
+                ),
+            });
+        }
+
+        let c_dir = out_dir.join("morello");
+        std::fs::create_dir_all(&c_dir)
+            .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
+        let mut synths: BTreeMap<&'static str, Synthesizer> = BTreeMap::new();
+        let mut output = BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO };
+        let mut targets: Vec<&'static Target> = Vec::new();
+        for decl in &kernels {
+            let synth = synths.entry(decl.target.name).or_insert_with(|| Synthesizer::new(decl.target));
+            let start = Instant::now();
+            let imp = match decl.implement(synth) {
+                Ok(imp) => imp,
+                Err(e) => {
+                    let file = &origin[&decl.name.to_string()];
+                    let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
+                    report += &report::render(file, &source, &e);
+                    continue;
+                }
+            };
+            let elapsed = start.elapsed();
+            output.synthesis_time += elapsed;
+            if verbose {
+                let stats = synth.stats();
+                eprintln!(
+                    "morello: {}: {} ({} Specs solved, {} memo hits) in {elapsed:.2?}",
+                    decl.name, decl.spec, stats.specs_solved, stats.memo_hits
+                );
+            }
+            let symbol = decl.symbol(&package);
+            let kernel = emit_c(&imp, &symbol).map_err(|e| BuildError { report: format!("error: morello: {e}") })?;
+            let path = c_dir.join(format!("{symbol}.c"));
+            write_if_changed(&path, &kernel.source)?;
+            output.c_files.push(path);
+            output.kernels.push((decl.name.to_string(), symbol));
+            if !targets.iter().any(|t| t.id == decl.target.id) {
+                targets.push(decl.target);
+            }
+        }
+        if !report.is_empty() {
+            return Err(BuildError { report });
+        }
+        if output.synthesis_time > SLOW_SYNTHESIS {
+            println!(
+                "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?}. Check that the workspace's root \
+                 Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same for release).",
+                kernels.len(),
+                output.synthesis_time
+            );
+        }
+        if !output.c_files.is_empty() {
+            let mut cc = cc::Build::new();
+            cc.files(&output.c_files).opt_level(3).flag("-std=gnu11");
+            for target in targets {
+                for flag in target.compiler_flags() {
+                    cc.flag(flag);
+                }
+            }
+            cc.try_compile(lib_name).map_err(|e| BuildError {
+                report: format!(
+                    "error: morello: compiling the generated C in {} failed: {e}\n\
+                     (set CC_ENABLE_DEBUG_OUTPUT=1 to see the compiler invocation)",
+                    c_dir.display()
+                ),
+            })?;
+        }
+        for (_, symbol) in &output.kernels {
+            println!("cargo::rustc-env={}=1", build_marker_env(symbol));
+        }
+        Ok(output)
+    }
+}
+
+/// Writes `contents` unless the file already holds exactly that, so unchanged kernels do not
+/// trigger recompilation.
+fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
+    if std::fs::read_to_string(path).is_ok_and(|existing| existing == contents) {
+        return Ok(());
+    }
+    std::fs::write(path, contents)
+        .map_err(|e| BuildError { report: format!("error: morello: cannot write {}: {e}", path.display()) })
+}

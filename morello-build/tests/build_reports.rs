@@ -1,0 +1,74 @@
+//! The build helper reports problems with file, line, column and a fix, and produces C and a
+//! static library for valid kernels. One test, because it sets the process environment that
+//! Cargo gives build scripts.
+
+use std::path::Path;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src").join(name), text).unwrap();
+}
+
+#[test]
+fn build_helper_reports_and_builds() {
+    let root = std::env::temp_dir().join(format!("morello-build-test-{}", std::process::id()));
+    let out = root.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
+    unsafe {
+        for (k, v) in [
+            ("OUT_DIR", out.to_str().unwrap()),
+            ("CARGO_MANIFEST_DIR", root.to_str().unwrap()),
+            ("CARGO_PKG_NAME", "report-test"),
+            ("CARGO_CFG_TARGET_ARCH", "x86_64"),
+            ("TARGET", "x86_64-unknown-linux-gnu"),
+            ("HOST", "x86_64-unknown-linux-gnu"),
+            ("OPT_LEVEL", "0"),
+            ("DEBUG", "false"),
+        ] {
+            std::env::set_var(k, v);
+        }
+    }
+
+    write(
+        &root,
+        "typo.rs",
+        "morello::kernel! {\n    pub fn k(Matmull(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)));\n}\n",
+    );
+    let err = morello_build::Build::new().file("src/typo.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("error: src/typo.rs:2:14: unknown primitive `Matmull`; did you mean `Matmul`?"), "{err}");
+    assert!(err.contains("2 |     pub fn k(Matmull(") && err.contains("|              ^^^^^^^"), "{err}");
+
+    write(
+        &root,
+        "unsat.rs",
+        "morello::kernel! {\n    pub fn k(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [64, 512, 32, 1024]);\n}\n",
+    );
+    let err = morello_build::Build::new().file("src/unsat.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("error: src/unsat.rs:2:14: no implementation of"), "{err}");
+
+    let err = morello_build::Build::new().file("src/missing.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("cannot read src/missing.rs") && err.contains("Build::file"), "{err}");
+
+    write(
+        &root,
+        "dup.rs",
+        "morello::kernel! {\n    pub fn k(FillZero(4, (f32, GL)));\n}\nmorello::kernel! {\n    pub fn k(FillZero(8, (f32, GL)));\n}\n",
+    );
+    let err = morello_build::Build::new().file("src/dup.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("src/dup.rs:5:12: a kernel named `k` is already declared"), "{err}");
+
+    write(
+        &root,
+        "good.rs",
+        "mod inner {\n    morello::kernel! {\n        pub fn zero(FillZero(4x4, (u32, GL)));\n    }\n}\n",
+    );
+    let built = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
+    assert_eq!(built.kernels.len(), 1);
+    assert!(built.kernels[0].1.starts_with("morello_report_test_zero_"));
+    let source = std::fs::read_to_string(&built.c_files[0]).unwrap();
+    assert!(source.contains(&format!("void {}(", built.kernels[0].1)));
+    assert!(out.join("libgood.a").exists());
+
+    let _ = std::fs::remove_dir_all(&root);
+}

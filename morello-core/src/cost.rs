@@ -1,0 +1,74 @@
+//! The affine cost model of paper §3, with peak-memory tracking.
+//!
+//! [`node_cost`] composes a node's cost from its children's; it is the only definition, used
+//! both to cost complete Impls ([`impl_cost`]) and inside the search. Every node costs at least
+//! as much as each child, which gives synthesis its optimal substructure.
+
+use crate::imp::{Impl, ImplNode};
+use crate::limits::MemoryUsage;
+use crate::spec::Spec;
+use crate::target::Target;
+use std::cmp::Ordering;
+
+/// The cost of an implementation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Cost {
+    /// The paper's `c(p)`: a proxy for cycles per run.
+    pub main: u64,
+    /// Peak memory per level.
+    pub peak: MemoryUsage,
+    /// Height of the Impl tree (a tie-breaker: shallower is simpler).
+    pub depth: u32,
+}
+
+impl Ord for Cost {
+    /// Lower main cost first, then less memory (faster levels compared first), then shallower.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.main, self.peak, self.depth).cmp(&(other.main, other.peak, other.depth))
+    }
+}
+
+impl PartialOrd for Cost {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The cost of a node of kind `node` implementing `spec`, given its children's costs in
+/// [`Impl::children`] order. `node` must not be an unscheduled leaf.
+pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Target) -> Cost {
+    let peak = children.iter().fold(MemoryUsage::zero(), |acc, c| acc.max_per_level(&c.peak));
+    let depth = 1 + children.iter().map(|c| c.depth).max().unwrap_or(0);
+    let sum = |costs: &[Cost]| costs.iter().fold(0u64, |acc, c| acc.saturating_add(c.main));
+    match node {
+        ImplNode::Spec => panic!("an unscheduled Spec has no cost"),
+        ImplNode::Kernel(k) => {
+            Cost { main: k.cost(spec.logical(), target), peak: k.memory(spec.logical(), target), depth }
+        }
+        ImplNode::Loop(l) => {
+            let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
+            let main = children[0].main.saturating_mul(trips).saturating_add(sum(&children[1..]));
+            Cost { main, peak, depth }
+        }
+        ImplNode::Alloc(a) => {
+            let moved = a.tensor.move_cost(target) + spec.operand(a.operand).move_cost(target);
+            let own = a.tensor.consumption(target);
+            Cost {
+                main: moved.saturating_add(sum(children)),
+                peak: peak.plus_allocation(a.tensor.level(), own, target),
+                depth,
+            }
+        }
+        ImplNode::Block(_) => Cost { main: sum(children), peak, depth },
+    }
+}
+
+/// The cost of a complete implementation, computed from scratch; `None` if any Spec in it is
+/// still unscheduled.
+pub fn impl_cost(imp: &Impl, target: &Target) -> Option<Cost> {
+    if matches!(imp.node, ImplNode::Spec) {
+        return None;
+    }
+    let children: Option<Vec<Cost>> = imp.children().iter().map(|c| impl_cost(c, target)).collect();
+    Some(node_cost(&imp.spec, &imp.node, &children?, target))
+}

@@ -1,0 +1,169 @@
+//! Compiles a generated kernel with a small driver program and runs it on host tensors.
+//!
+//! Used by tests (every generated kernel is checked against [`crate::reference`]) and by tools.
+//! The driver reads each operand's buffer from standard input, calls the kernel with pointers
+//! deliberately offset from any alignment boundary (kernels must not assume alignment), and
+//! writes every buffer back to standard output.
+
+use crate::codegen::CKernel;
+use crate::reference::HostTensor;
+use crate::target::Target;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use thiserror::Error;
+
+/// A C compiler on this machine.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CCompiler {
+    /// The command to run.
+    pub program: String,
+}
+
+/// Why a kernel could not be run.
+#[derive(Debug, Error)]
+pub enum HarnessError {
+    /// File or process I/O failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The compiler rejected the C.
+    #[error("{compiler} rejected the generated C:\n{stderr}")]
+    Compile {
+        /// The compiler.
+        compiler: String,
+        /// Its diagnostics.
+        stderr: String,
+    },
+    /// The program failed.
+    #[error("the kernel program failed ({status}):\n{stderr}")]
+    Run {
+        /// Exit status.
+        status: String,
+        /// Its standard error.
+        stderr: String,
+    },
+}
+
+impl CCompiler {
+    /// gcc.
+    pub fn gcc() -> Self {
+        CCompiler { program: "gcc".to_owned() }
+    }
+
+    /// clang.
+    pub fn clang() -> Self {
+        CCompiler { program: "clang".to_owned() }
+    }
+
+    /// Whether the compiler can be run.
+    pub fn is_available(&self) -> bool {
+        Command::new(&self.program).arg("--version").output().is_ok_and(|o| o.status.success())
+    }
+
+    /// Flags for compiling kernels for `target`: optimized, warnings as errors, and the
+    /// target's ISA flags.
+    pub fn flags(target: &Target) -> Vec<String> {
+        let mut flags: Vec<String> =
+            ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror"].iter().map(|s| (*s).to_owned()).collect();
+        flags.extend(target.compiler_flags().map(str::to_owned));
+        flags
+    }
+}
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Compiles `kernel` for `target` with `compiler`, runs it on `args` (one host tensor per
+/// operand, updated in place with what the kernel wrote).
+pub fn run_kernel(
+    kernel: &CKernel,
+    args: &mut [HostTensor],
+    compiler: &CCompiler,
+    target: &Target,
+) -> Result<(), HarnessError> {
+    let dir = scratch_dir()?;
+    let result = compile_and_run(&dir, kernel, args, compiler, target);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("morello-harness-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn compile_and_run(
+    dir: &std::path::Path,
+    kernel: &CKernel,
+    args: &mut [HostTensor],
+    compiler: &CCompiler,
+    target: &Target,
+) -> Result<(), HarnessError> {
+    std::fs::write(dir.join("kernel.c"), &kernel.source)?;
+    std::fs::write(dir.join("main.c"), driver(kernel, args))?;
+    let exe = dir.join("kernel");
+    let output = Command::new(&compiler.program)
+        .args(CCompiler::flags(target))
+        .arg(dir.join("kernel.c"))
+        .arg(dir.join("main.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()?;
+    if !output.status.success() {
+        return Err(HarnessError::Compile {
+            compiler: compiler.program.clone(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let input: Vec<u8> = args.iter().flat_map(|a| a.bytes().iter().copied()).collect();
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output()?;
+    writer.join().expect("stdin writer thread")?;
+    if !output.status.success() {
+        return Err(HarnessError::Run {
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    let mut at = 0;
+    for a in args.iter_mut() {
+        let n = a.bytes().len();
+        let Some(chunk) = output.stdout.get(at..at + n) else {
+            return Err(HarnessError::Run { status: "short output".to_owned(), stderr: String::new() });
+        };
+        a.bytes_mut().copy_from_slice(chunk);
+        at += n;
+    }
+    Ok(())
+}
+
+/// The driver's C source.
+fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
+    let mut s = String::from("#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n");
+    s.push_str(&kernel.prototype);
+    s.push_str(
+        "\n\n/* Reads n bytes into a buffer that starts `offset` bytes past malloc's alignment. */\n\
+         static void *load(size_t n, size_t offset) {\n    \
+         unsigned char *p = malloc(n + 64);\n    if (!p) abort();\n    p += offset;\n    \
+         if (n && fread(p, 1, n, stdin) != n) abort();\n    return p;\n}\n\nint main(void) {\n",
+    );
+    for (i, a) in args.iter().enumerate() {
+        s.push_str(&format!(
+            "    {t} *p{i} = load({n}, {size});\n",
+            t = a.dtype().c_type(),
+            n = a.bytes().len(),
+            size = a.dtype().size_bytes(),
+        ));
+    }
+    let call: Vec<String> = (0..args.len()).map(|i| format!("p{i}")).collect();
+    s.push_str(&format!("    {}({});\n", kernel.symbol, call.join(", ")));
+    for (i, a) in args.iter().enumerate() {
+        s.push_str(&format!("    fwrite(p{i}, 1, {}, stdout);\n", a.bytes().len()));
+    }
+    s.push_str("    return 0;\n}\n");
+    s
+}

@@ -1,0 +1,30 @@
+//! The Morello compiler.
+//!
+//! Morello turns a *Spec* — a tensor computation with its operands' memory levels, layouts and
+//! memory limits — into a fast C kernel, by rewriting the Spec into loops, moves and
+//! microkernels. Rewrites can be chosen by hand (a schedule) or by synthesis, a dynamic program
+//! over the paper's search space that minimizes an affine cost model.
+
+#![warn(missing_docs)]
+pub mod codegen;
+pub mod cost;
+pub mod dtype;
+mod fxhash;
+pub mod harness;
+pub mod imp;
+pub mod index;
+pub mod kernels;
+pub mod layout;
+pub mod level;
+pub mod limits;
+pub mod primitive;
+pub mod reference;
+pub mod rewrite;
+pub mod schedule;
+pub mod search;
+pub mod shape;
+pub mod spec;
+pub mod symbol;
+pub mod syntax;
+pub mod target;
+pub mod tensor;

@@ -1,0 +1,72 @@
+//! The move rewrite: a new tensor for one operand, with a load before and a store after when the
+//! move is not a hardware cache fill.
+
+use super::{RewriteError, operand_name};
+use crate::imp::{AllocNode, Impl, ImplNode};
+use crate::layout::Layout;
+use crate::level::Level;
+use crate::primitive::Primitive;
+use crate::spec::{LogicalSpec, Operands, Spec};
+use crate::target::Target;
+use crate::tensor::TensorSpec;
+use smallvec::smallvec;
+
+pub(super) fn apply(
+    spec: &Spec,
+    operand: usize,
+    level: Level,
+    layout: &Layout,
+    vector_size: Option<u32>,
+    target: &Target,
+) -> Result<ImplNode, RewriteError> {
+    let count = spec.operands().len();
+    if operand >= count {
+        return Err(RewriteError::OperandOutOfRange { primitive: spec.primitive(), index: operand, count });
+    }
+    let name = operand_name(spec, operand);
+    let src = spec.operand(operand);
+    let allowed = src.level().move_destinations();
+    if !allowed.contains(&level) {
+        let allowed = if allowed.is_empty() {
+            "nowhere (register tensors are final)".to_owned()
+        } else {
+            allowed.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+        };
+        return Err(RewriteError::MoveDestination { operand: name, from: src.level(), to: level, allowed });
+    }
+    let same_dims = !level.has_layout() && !src.level().has_layout() || layout.dims() == src.layout().dims();
+    if level == src.level() && same_dims && vector_size == src.vector_size() {
+        return Err(RewriteError::SelfMove { operand: name, level });
+    }
+    let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none();
+    let dst = if cache_miss {
+        src.moved(level, src.layout().clone(), None, target)
+    } else {
+        src.moved(level, layout.with_contig(u8::MAX), vector_size, target)
+    }
+    .map_err(|source| RewriteError::MoveInvalid { operand: name, source })?;
+    let needed = dst.consumption(target);
+    let limits = spec.limits().allocate(level, needed, target).ok_or(RewriteError::OutOfMemory {
+        level,
+        needed,
+        available: spec.limits().get(level),
+    })?;
+
+    let serial = spec.logical().serial();
+    let direction = spec.logical().direction(operand);
+    let move_spec = |from: &TensorSpec, to: &TensorSpec| {
+        let ops: Operands = smallvec![from.clone(), to.clone()];
+        Box::new(Impl::leaf(Spec::new(LogicalSpec::from_tensors(Primitive::Move, from.shape(), ops, serial), limits)))
+    };
+    let prologue = (!cache_miss && direction.reads()).then(|| move_spec(src, &dst));
+    let epilogue = (!cache_miss && direction.writes()).then(|| move_spec(&dst, src));
+    let body = Spec::new(spec.logical().with_operand(operand, dst.clone()), limits);
+    Ok(ImplNode::Alloc(AllocNode {
+        operand,
+        tensor: dst,
+        cache_miss,
+        prologue,
+        body: Box::new(Impl::leaf(body)),
+        epilogue,
+    }))
+}

@@ -1,0 +1,73 @@
+//! The tiling rewrite: a loop nest over tiles, with boundary regions for tile sizes that do not
+//! divide their dimension.
+
+use super::{RewriteError, operand_name};
+use crate::imp::{Boundary, Impl, ImplNode, LoopNode};
+use crate::shape::{DisplayShape, Shape};
+use crate::spec::{LogicalSpec, Operands, Spec};
+use crate::target::Target;
+use smallvec::SmallVec;
+
+pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNode, RewriteError> {
+    let prim = spec.primitive();
+    let shape = spec.shape();
+    if tile.len() != shape.len() {
+        return Err(RewriteError::TileRank {
+            primitive: prim,
+            expected: shape.len(),
+            found: tile.len(),
+            names: (0..shape.len()).map(|d| prim.dim_name(d)).collect::<Vec<_>>().join("×"),
+        });
+    }
+    for (d, (&t, &s)) in tile.iter().zip(shape).enumerate() {
+        if t == 0 {
+            return Err(RewriteError::TileZero { dim: d, dim_name: prim.dim_name(d) });
+        }
+        if t > s {
+            return Err(RewriteError::TileLarger { dim: d, dim_name: prim.dim_name(d), tile: t, size: s });
+        }
+    }
+    if tile == shape {
+        return Err(RewriteError::TileUnchanged { tile: DisplayShape(tile).to_string() });
+    }
+    if !prim.is_accumulating()
+        && let Some(&d) = prim.reduction_dims(shape.len()).iter().find(|&&d| tile[d as usize] < shape[d as usize])
+    {
+        return Err(RewriteError::ReductionNeedsAccum {
+            dim: d as usize,
+            dim_name: prim.dim_name(d as usize),
+            primitive: prim,
+        });
+    }
+
+    let body = region_spec(spec, tile, target)?;
+    let remainder_dims: SmallVec<[usize; 4]> =
+        (0..shape.len()).filter(|&d| !shape[d].is_multiple_of(tile[d])).collect();
+    let mut boundaries = Vec::new();
+    for mask in 1u32..(1 << remainder_dims.len()) {
+        let dims: SmallVec<[usize; 4]> =
+            remainder_dims.iter().enumerate().filter(|(bit, _)| mask & (1 << bit) != 0).map(|(_, &d)| d).collect();
+        let region: Shape = (0..shape.len())
+            .map(|d| if dims.contains(&d) { shape[d] % tile[d] } else { shape[d] / tile[d] * tile[d] })
+            .collect();
+        boundaries.push(Boundary { dims, body: Impl::leaf(region_spec(spec, &region, target)?) });
+    }
+    Ok(ImplNode::Loop(LoopNode { tile: tile.into(), parallel: false, body: Box::new(Impl::leaf(body)), boundaries }))
+}
+
+/// The Spec of a region of `spec` with the given extents, operands tiled accordingly.
+fn region_spec(spec: &Spec, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
+    let prim = spec.primitive();
+    let mut operands = Operands::new();
+    for (i, t) in spec.operands().iter().enumerate() {
+        let shape = prim.operand_shape(i, region);
+        let tiled = t.tile(&shape, target).map_err(|source| RewriteError::TileInvalid {
+            operand: operand_name(spec, i),
+            shape: DisplayShape(&shape).to_string(),
+            source,
+        })?;
+        operands.push(tiled);
+    }
+    let logical = LogicalSpec::from_tensors(prim, region, operands, spec.logical().serial());
+    Ok(Spec::new(logical, *spec.limits()))
+}

@@ -1,0 +1,455 @@
+//! Synthesis: a memoized top-down dynamic program over canonical Specs (paper §4).
+//!
+//! For a Spec, every applicable rewrite from [`actions`] is applied, its child Specs are solved
+//! recursively, and the rewrite with the lowest composed [`Cost`] wins. Everything below is
+//! exact: it finds the same optimum as exhaustive enumeration, only faster.
+//!
+//! **Boxes of memory limits.** Solving at limits `U` yields a decision with peak `P <= U` and a
+//! *horizon* `H >= U`: per level, the largest limit at which no rewrite rejected for lack of
+//! memory fits and no child's result changes. The decision is optimal at every `L` with
+//! `P <= L <= H`: it fits there, at `max(L, U)` every rewrite costs what it cost at `U`, and
+//! costs only grow as limits shrink. Rewrites that provably cannot match the best (by a lower
+//! bound valid at all limits) do not constrain the horizon.
+//!
+//! **Branch and bound with budgets.** Each Spec is solved under a budget: the cost above which
+//! its parent no longer cares. A rewrite whose lower bound exceeds the budget (or the best
+//! found so far) is skipped; children are solved with the budget left by their siblings' lower
+//! bounds; a Spec that cannot meet its budget returns a proven lower bound instead, memoized for
+//! its limits and below.
+//!
+//! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
+//! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
+//! soon as a rewrite reaches it, and gives children bounds that hold everywhere.
+
+mod bounds;
+mod enumerate;
+pub mod exhaustive;
+mod memo;
+
+pub use bounds::spec_lower_bound;
+pub use enumerate::actions;
+pub use memo::{Decision, Entry, Memo};
+
+use crate::cost::{Cost, node_cost};
+use crate::fxhash::FxHashMap;
+use crate::imp::{Impl, ImplNode};
+use crate::level::Level;
+use crate::limits::{MemoryLimits, snap_down};
+use crate::rewrite::{Action, RewriteError};
+use crate::spec::{LogicalSpec, Spec};
+use crate::target::Target;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why synthesis failed.
+#[derive(Clone, PartialEq, Eq, Debug, Error)]
+pub enum SynthesisError {
+    /// No implementation fits the Spec's memory limits with the available rewrites and kernels.
+    #[error("no implementation of {spec} exists with this target's kernels and these memory limits")]
+    Unsatisfiable {
+        /// The Spec, formatted.
+        spec: String,
+    },
+}
+
+/// Counters describing a synthesizer's work so far.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct SynthesisStats {
+    /// Specs searched (memo misses).
+    pub specs_solved: u64,
+    /// Memo lookups answered from the table.
+    pub memo_hits: u64,
+    /// Rewrites whose children were solved.
+    pub actions_tried: u64,
+    /// Rewrites skipped because their lower bound exceeded the budget or the best found.
+    pub pruned: u64,
+    /// Time spent solving.
+    pub elapsed: Duration,
+}
+
+/// Finds optimal implementations of Specs for one target, remembering everything it solves.
+pub struct Synthesizer {
+    target: &'static Target,
+    memo: Memo,
+    probes: FxHashMap<LogicalSpec, Probe>,
+    stats: SynthesisStats,
+}
+
+/// What is known about a logical Spec's optimum at the target's maximum limits.
+#[derive(Clone, Copy, Debug)]
+enum Probe {
+    InProgress,
+    Exact(Option<Cost>),
+    AtLeast(u64),
+}
+
+/// The result of solving a Spec under a budget.
+#[derive(Clone, Copy, Debug)]
+enum Outcome {
+    /// The optimum (`None`: unsatisfiable) and the horizon of that result.
+    Solved(Option<Cost>, MemoryLimits),
+    /// The optimum exceeds the budget; it is at least this much.
+    Exceeds(u64),
+}
+
+/// How far a rewrite's evaluation got.
+enum Evaluation {
+    /// All children solved: the rewrite's cost and horizon.
+    Complete(Cost, MemoryLimits),
+    /// A child has no implementation at these limits.
+    Infeasible(MemoryLimits),
+    /// A child exceeded its budget: a lower bound on the rewrite's cost here.
+    Exceeded(u64),
+}
+
+impl Synthesizer {
+    /// A synthesizer with an empty memo table.
+    pub fn new(target: &'static Target) -> Self {
+        Synthesizer { target, memo: Memo::default(), probes: FxHashMap::default(), stats: SynthesisStats::default() }
+    }
+
+    /// The target.
+    pub fn target(&self) -> &'static Target {
+        self.target
+    }
+
+    /// Work counters.
+    pub fn stats(&self) -> SynthesisStats {
+        self.stats
+    }
+
+    /// The memo table.
+    pub fn memo(&self) -> &Memo {
+        &self.memo
+    }
+
+    /// The optimal complete implementation of `spec`.
+    pub fn synthesize(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
+        match self.optimal_cost(spec) {
+            Some(_) => Ok(self.with_deep_stack(|s| s.reconstruct(spec))),
+            None => Err(SynthesisError::Unsatisfiable { spec: spec.to_string() }),
+        }
+    }
+
+    /// The optimal cost of `spec`, or `None` if it is unsatisfiable.
+    pub fn optimal_cost(&mut self, spec: &Spec) -> Option<Cost> {
+        let start = Instant::now();
+        let outcome = self.with_deep_stack(|s| s.solve(spec, u64::MAX));
+        self.stats.elapsed += start.elapsed();
+        match outcome {
+            Outcome::Solved(cost, _) => cost,
+            Outcome::Exceeds(_) => unreachable!("nothing exceeds an unlimited budget"),
+        }
+    }
+
+    /// Runs `f` on a thread with a large stack: the search recurses once per nested rewrite,
+    /// and chains of moves can nest thousands deep. The stack is reserved, not committed.
+    fn with_deep_stack<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
+        const STACK_BYTES: usize = 4 << 30;
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("morello-synthesis".to_owned())
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, || f(self))
+                .expect("spawning the synthesis thread")
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
+    /// Solves `spec` if its optimum is at most `budget`; otherwise proves a lower bound above it.
+    fn solve(&mut self, spec: &Spec, budget: u64) -> Outcome {
+        if let Some(entry) = self.memo.get(spec) {
+            self.stats.memo_hits += 1;
+            return match &entry.decision {
+                Some(d) if d.cost.main > budget => Outcome::Exceeds(d.cost.main),
+                decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
+            };
+        }
+        if let Some(bound) = self.memo.lower_bound(spec)
+            && bound > budget
+        {
+            self.stats.memo_hits += 1;
+            return Outcome::Exceeds(bound);
+        }
+        let mut floor = None;
+        if *spec.limits() != self.target.max_limits() {
+            match self.probe(spec.logical(), budget) {
+                Some(Probe::Exact(None)) => {
+                    self.memo.put(spec, None, unbounded());
+                    return Outcome::Solved(None, unbounded());
+                }
+                Some(Probe::Exact(Some(cost))) if cost.main > budget => return Outcome::Exceeds(cost.main),
+                Some(Probe::Exact(Some(cost))) => floor = Some(cost.main),
+                Some(Probe::AtLeast(bound)) if bound > budget => return Outcome::Exceeds(bound),
+                _ => {}
+            }
+        }
+        self.stats.specs_solved += 1;
+        match self.search(spec, budget, floor) {
+            SearchResult::Solved(decision, horizon) => {
+                let cost = decision.as_ref().map(|d| d.cost);
+                self.memo.put(spec, decision, horizon);
+                Outcome::Solved(cost, horizon)
+            }
+            SearchResult::Exceeds(bound) => {
+                self.memo.put_lower_bound(spec, bound);
+                Outcome::Exceeds(bound)
+            }
+        }
+    }
+
+    /// What is known of `logical`'s optimum at maximum limits, solving it under `budget` if
+    /// needed; `None` if it is being solved further up.
+    fn probe(&mut self, logical: &LogicalSpec, budget: u64) -> Option<Probe> {
+        match self.probes.get(logical) {
+            Some(Probe::InProgress) => return None,
+            Some(known @ Probe::Exact(_)) => return Some(*known),
+            Some(Probe::AtLeast(bound)) if *bound > budget => return Some(Probe::AtLeast(*bound)),
+            _ => {}
+        }
+        self.probes.insert(logical.clone(), Probe::InProgress);
+        let result = match self.solve(&Spec::new(logical.clone(), self.target.max_limits()), budget) {
+            Outcome::Solved(cost, _) => Probe::Exact(cost),
+            Outcome::Exceeds(bound) => Probe::AtLeast(bound),
+        };
+        self.probes.insert(logical.clone(), result);
+        Some(result)
+    }
+
+    /// A lower bound on `spec`'s cost valid at every limit, or `None` if it has no
+    /// implementation at all.
+    fn global_bound(&self, logical: &LogicalSpec) -> Option<u64> {
+        match self.probes.get(logical) {
+            Some(Probe::Exact(None)) => None,
+            Some(Probe::Exact(Some(cost))) => Some(cost.main),
+            Some(Probe::AtLeast(bound)) => Some(*bound),
+            _ => Some(bounds::spec_lower_bound(logical, self.target)),
+        }
+    }
+
+    /// A lower bound on `spec`'s cost at its limits (at least its global bound).
+    fn local_bound(&self, spec: &Spec, global: u64) -> u64 {
+        let exact = self.memo.get(spec).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
+        global.max(exact.unwrap_or(0)).max(self.memo.lower_bound(spec).unwrap_or(0))
+    }
+
+    fn search(&mut self, spec: &Spec, budget: u64, floor: Option<u64>) -> SearchResult {
+        let mut threshold = budget;
+        let mut best: Option<Decision> = None;
+        // Lowest lower bound among rewrites that might be feasible but were not fully solved.
+        let mut exceeded = u64::MAX;
+        // (global bound, horizon if fully evaluated) per rewrite that may be feasible somewhere.
+        let mut considered: Vec<(u64, Option<MemoryLimits>)> = Vec::new();
+        let mut rejected: Vec<(Impl, Level, u64)> = Vec::new();
+        for action in actions(spec, self.target) {
+            if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
+                break;
+            }
+            let node = match action.apply(spec, self.target) {
+                Ok(node) => node,
+                Err(RewriteError::OutOfMemory { level, needed, .. }) => {
+                    if let Some(imp) = self.instantiate_where_it_fits(spec, &action, level, needed) {
+                        rejected.push((imp, level, needed));
+                    }
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            let imp = Impl { spec: spec.clone(), node };
+            let children = imp.children();
+            let Some(global): Option<Vec<u64>> = children.iter().map(|c| self.global_bound(c.spec.logical())).collect()
+            else {
+                continue; // a child has no implementation at any limits
+            };
+            let global_bound = bounds::node_lower_bound(&imp, &global, self.target);
+            let mut local: Vec<u64> =
+                children.iter().zip(&global).map(|(c, &g)| self.local_bound(&c.spec, g)).collect();
+            let local_bound = bounds::node_lower_bound(&imp, &local, self.target);
+            if local_bound > threshold {
+                self.stats.pruned += 1;
+                exceeded = exceeded.min(local_bound);
+                considered.push((global_bound, None));
+                continue;
+            }
+            self.stats.actions_tried += 1;
+            match self.evaluate(&imp, &mut local, threshold) {
+                Evaluation::Complete(cost, horizon) => {
+                    considered.push((global_bound, Some(horizon)));
+                    if cost.main > threshold {
+                        exceeded = exceeded.min(cost.main);
+                    } else if best.as_ref().is_none_or(|b| cost < b.cost) {
+                        debug_assert!(
+                            cost.peak.fits_within(spec.limits()),
+                            "{action} peaks above the limits of {spec}"
+                        );
+                        threshold = cost.main;
+                        best = Some(Decision { action, cost });
+                    }
+                }
+                Evaluation::Infeasible(horizon) => considered.push((global_bound, Some(horizon))),
+                Evaluation::Exceeded(bound) => {
+                    exceeded = exceeded.min(bound);
+                    considered.push((global_bound, None));
+                }
+            }
+        }
+        let Some(best) = best else {
+            if exceeded != u64::MAX {
+                return SearchResult::Exceeds(exceeded);
+            }
+            // Unsatisfiable here: every rewrite that could become feasible bounds the horizon.
+            let mut horizon = unbounded();
+            for (_, h) in &considered {
+                horizon = horizon.min_per_level(&h.unwrap_or(*spec.limits()));
+            }
+            for (_, level, needed) in &rejected {
+                lower_to(&mut horizon, *level, needed - 1);
+            }
+            return SearchResult::Solved(None, horizon);
+        };
+        let best_main = best.cost.main;
+        if floor == Some(best_main) {
+            return SearchResult::Solved(Some(best), unbounded());
+        }
+        let mut horizon = unbounded();
+        for (global_bound, h) in &considered {
+            if *global_bound <= best_main {
+                horizon = horizon.min_per_level(&h.unwrap_or(*spec.limits()));
+            }
+        }
+        for (imp, level, needed) in &rejected {
+            let global: Option<Vec<u64>> = imp.children().iter().map(|c| self.global_bound(c.spec.logical())).collect();
+            if global.is_some_and(|g| bounds::node_lower_bound(imp, &g, self.target) <= best_main) {
+                lower_to(&mut horizon, *level, needed - 1);
+            }
+        }
+        // More of an addressed level than is available cannot help if even the cheapest way to
+        // use it costs more than the best found.
+        for level in Level::ALL {
+            let available = spec.limits().get(level);
+            let info = self.target.level(level);
+            if info.register_bytes == 0 && info.line_cost > 0 {
+                let next_peak = (2 * available).max(u64::from(self.target.line_bytes));
+                if bounds::min_cost_for_peak(level, next_peak, self.target) > best_main {
+                    let mut bytes = horizon.bytes();
+                    bytes[level.index()] = u64::MAX;
+                    horizon = MemoryLimits::from_bytes_unchecked(bytes);
+                }
+            }
+        }
+        SearchResult::Solved(Some(best), horizon)
+    }
+
+    /// Solves the children of `imp` in order, each under the budget its siblings' current
+    /// lower bounds (`bounds`, updated as children are solved) leave within `threshold`.
+    fn evaluate(&mut self, imp: &Impl, bounds: &mut [u64], threshold: u64) -> Evaluation {
+        let mut horizon = unbounded();
+        let mut costs = Vec::new();
+        for (i, child) in imp.children().iter().enumerate() {
+            let budget = child_budget(imp, bounds, i, threshold, self.target);
+            match self.solve(&child.spec, budget) {
+                Outcome::Solved(Some(cost), child_horizon) => {
+                    include_child_horizon(&mut horizon, imp, &child_horizon, self.target);
+                    bounds[i] = cost.main;
+                    costs.push(cost);
+                }
+                Outcome::Solved(None, child_horizon) => {
+                    include_child_horizon(&mut horizon, imp, &child_horizon, self.target);
+                    return Evaluation::Infeasible(horizon);
+                }
+                Outcome::Exceeds(bound) => {
+                    bounds[i] = bound;
+                    return Evaluation::Exceeded(bounds::node_lower_bound(imp, bounds, self.target));
+                }
+            }
+        }
+        Evaluation::Complete(node_cost(&imp.spec, &imp.node, &costs, self.target), horizon)
+    }
+
+    /// `action` applied to `spec` at the smallest limits where its allocation of `needed`
+    /// bytes at `level` fits, or `None` if it never fits on this target.
+    fn instantiate_where_it_fits(&self, spec: &Spec, action: &Action, level: Level, needed: u64) -> Option<Impl> {
+        let info = self.target.level(level);
+        let minimal = if info.register_bytes > 0 { needed } else { needed.next_power_of_two() };
+        if minimal > info.capacity_bytes {
+            return None;
+        }
+        let mut bytes = spec.limits().bytes();
+        bytes[level.index()] = minimal;
+        let widened = spec.with_limits(MemoryLimits::from_bytes_unchecked(bytes));
+        let node = action.apply(&widened, self.target).ok()?;
+        Some(Impl { spec: widened, node })
+    }
+
+    /// Rebuilds the optimal implementation of a solved Spec from the memo table.
+    fn reconstruct(&self, spec: &Spec) -> Impl {
+        let decision = self
+            .memo
+            .get(spec)
+            .and_then(|e| e.decision.as_ref())
+            .unwrap_or_else(|| panic!("reconstructing an unsolved Spec: {spec}"));
+        let node = decision.action.apply(spec, self.target).expect("a stored decision applies to its Spec");
+        let mut imp = Impl { spec: spec.clone(), node };
+        for child in imp.children_mut() {
+            *child = self.reconstruct(&child.spec);
+        }
+        imp
+    }
+}
+
+enum SearchResult {
+    Solved(Option<Decision>, MemoryLimits),
+    Exceeds(u64),
+}
+
+/// The most child `i` of `imp` may cost for the whole to stay within `threshold`, with the
+/// other children at their lower bounds. Node costs are affine in each child's cost.
+fn child_budget(imp: &Impl, bounds: &[u64], i: usize, threshold: u64, target: &Target) -> u64 {
+    if threshold == u64::MAX {
+        return u64::MAX;
+    }
+    let mut probe = bounds.to_vec();
+    probe[i] = 0;
+    let base = bounds::node_lower_bound(imp, &probe, target);
+    probe[i] = 1;
+    let slope = (bounds::node_lower_bound(imp, &probe, target) - base).max(1);
+    threshold.saturating_sub(base) / slope
+}
+
+/// Limits with no upper bound at any level.
+fn unbounded() -> MemoryLimits {
+    MemoryLimits::from_bytes_unchecked([u64::MAX; crate::level::LEVEL_COUNT])
+}
+
+fn lower_to(horizon: &mut MemoryLimits, level: Level, value: u64) {
+    let mut bytes = horizon.bytes();
+    bytes[level.index()] = bytes[level.index()].min(value);
+    *horizon = MemoryLimits::from_bytes_unchecked(bytes);
+}
+
+/// Lowers `horizon` to the largest parent limits whose child limits stay within
+/// `child_horizon`. Only moves change limits between parent and child.
+fn include_child_horizon(horizon: &mut MemoryLimits, parent: &Impl, child_horizon: &MemoryLimits, target: &Target) {
+    let alloc = match &parent.node {
+        ImplNode::Alloc(a) => Some((a.tensor.level(), a.tensor.consumption(target))),
+        _ => None,
+    };
+    for level in Level::ALL {
+        let h = child_horizon.get(level);
+        let parent_bound = match alloc {
+            Some((l, own)) if l == level && h != u64::MAX => {
+                if target.level(level).register_bytes > 0 {
+                    h.saturating_add(own)
+                } else if h == 0 {
+                    own
+                } else {
+                    // snap_down(L - own) <= h  <=>  L - own < 2 * snap_down(h)
+                    own.saturating_add(2 * snap_down(h) - 1)
+                }
+            }
+            _ => h,
+        };
+        lower_to(horizon, level, parent_bound);
+    }
+}

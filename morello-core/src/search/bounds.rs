@@ -1,0 +1,56 @@
+//! Cost lower bounds, for branch-and-bound and for tightening memo horizons.
+//!
+//! Bounds are sound: no implementation, at any memory limits, costs less. They come from the
+//! kernel table's cheapest rates: every kernel costs at least 1, and no kernel does more than
+//! one vector register's worth of elements per unit of cost.
+
+use crate::cost::{Cost, node_cost};
+use crate::imp::{Impl, ImplNode};
+use crate::level::Level;
+use crate::limits::MemoryUsage;
+use crate::primitive::Primitive;
+use crate::spec::LogicalSpec;
+use crate::target::Target;
+
+/// A lower bound on the main cost of any implementation of `spec`.
+pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
+    let widest = |spec: &LogicalSpec| {
+        let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
+        target.vector_lanes(bytes).max().unwrap_or(1).max(1)
+    };
+    match spec.primitive() {
+        Primitive::Matmul { accum } => spec.volume().div_ceil(u64::from(widest(spec))) + u64::from(!accum),
+        Primitive::Move => spec.volume().div_ceil(u64::from(widest(spec))),
+        Primitive::Fill(_) => 1,
+    }
+}
+
+/// A lower bound on the main cost of any implementation that starts with `node`, given lower
+/// bounds for its children.
+pub fn node_lower_bound(imp: &Impl, child_bounds: &[u64], target: &Target) -> u64 {
+    debug_assert!(!matches!(imp.node, ImplNode::Spec));
+    let children: Vec<Cost> =
+        child_bounds.iter().map(|&main| Cost { main, peak: MemoryUsage::zero(), depth: 0 }).collect();
+    node_cost(&imp.spec, &imp.node, &children, target).main
+}
+
+/// A lower bound on the main cost of any implementation whose peak at `level` (an addressed
+/// level) is at least `peak` bytes.
+///
+/// Such an implementation allocates along one path `k` nested buffers at `level` whose
+/// consumptions `c_i` (whole lines) satisfy `peak <= Σ 2^i·c_i`, since each allocation rounds
+/// the peak up to a power of two; so `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation
+/// costs at least its lines times the level's weight plus the weight of the cheapest level
+/// that can move there.
+pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
+    let line = u64::from(target.line_bytes);
+    let weight = target.level(level).line_cost;
+    let source_weight = Level::ALL
+        .iter()
+        .filter(|l| l.move_destinations().contains(&level))
+        .map(|&l| target.level(l).line_cost)
+        .min()
+        .unwrap_or(0);
+    let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
+    (weight + source_weight) * min_bytes / line
+}

@@ -1,0 +1,125 @@
+//! `kernel!` declarations: `#[doc] pub fn name(Spec) [schedule { steps }]`.
+
+use super::schedule::{Schedule, apply_schedule, parse_schedule};
+use super::spec::parse_spec;
+use crate::imp::Impl;
+use crate::schedule::ScheduleError;
+use crate::search::Synthesizer;
+use crate::spec::Spec;
+use crate::target::{Target, X86_AVX2};
+use proc_macro2::TokenStream;
+use syn::parse::{ParseStream, Parser};
+use syn::{Token, parenthesized};
+
+/// One kernel declared with `kernel!`.
+#[derive(Clone)]
+pub struct KernelDecl {
+    /// Attributes (doc comments) to put on the generated wrapper.
+    pub attrs: Vec<syn::Attribute>,
+    /// Visibility of the generated wrappers.
+    pub vis: syn::Visibility,
+    /// The kernel's name.
+    pub name: syn::Ident,
+    /// The Spec it implements.
+    pub spec: Spec,
+    /// The Spec's tokens (for error spans).
+    pub spec_tokens: TokenStream,
+    /// The `schedule` keyword and steps, if the kernel is scheduled by hand.
+    pub schedule: Option<(syn::Ident, Schedule)>,
+    /// The target it is compiled for.
+    pub target: &'static Target,
+}
+
+/// Parses the contents of a `kernel!` invocation: one or more declarations.
+pub fn parse_kernel_decls(tokens: TokenStream) -> syn::Result<Vec<KernelDecl>> {
+    (|input: ParseStream| {
+        let mut decls = Vec::new();
+        while !input.is_empty() {
+            decls.push(parse_decl(input)?);
+        }
+        if decls.is_empty() {
+            return Err(input.error("expected a kernel such as `pub fn name(Matmul(...));`"));
+        }
+        Ok(decls)
+    })
+    .parse2(tokens)
+}
+
+fn parse_decl(input: ParseStream) -> syn::Result<KernelDecl> {
+    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let vis: syn::Visibility = input.parse()?;
+    input.parse::<Token![fn]>().map_err(|e| syn::Error::new(e.span(), "expected `fn name(Spec)`"))?;
+    let name: syn::Ident = input.parse()?;
+    let content;
+    parenthesized!(content in input);
+    let spec_tokens: TokenStream = content.fork().parse()?;
+    let target: &'static Target = &X86_AVX2;
+    let spec = parse_spec(&content, target)?;
+    if !content.is_empty() {
+        return Err(content.error("unexpected tokens after the Spec"));
+    }
+    let schedule = if input.peek(syn::Ident) && input.fork().parse::<syn::Ident>()? == "schedule" {
+        let keyword: syn::Ident = input.parse()?;
+        let body;
+        syn::braced!(body in input);
+        Some((keyword, parse_schedule(&body)?))
+    } else {
+        None
+    };
+    let _ = input.parse::<Option<Token![;]>>()?;
+    let decl = KernelDecl { attrs, vis, name, spec, spec_tokens, schedule, target };
+    decl.check()?;
+    Ok(decl)
+}
+
+impl KernelDecl {
+    /// Applies the schedule (without synthesis) and checks it leaves nothing unscheduled
+    /// unless it ends with `synthesize_all`.
+    pub fn check(&self) -> syn::Result<()> {
+        let Some((keyword, schedule)) = &self.schedule else { return Ok(()) };
+        let (partial, synthesize) = apply_schedule(self.spec.clone(), schedule, self.target)?;
+        let remaining = partial.root().unscheduled();
+        if !synthesize && let Some(first) = remaining.first() {
+            return Err(syn::Error::new(
+                keyword.span(),
+                format!(
+                    "this schedule leaves {} Spec(s) unscheduled (first: {first}); end it with \
+                     `synthesize_all;` or schedule them with `subschedule`",
+                    remaining.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Produces the complete implementation: the schedule's rewrites, then synthesis of every
+    /// Spec left (or of the whole kernel when it has no schedule).
+    pub fn implement(&self, synth: &mut Synthesizer) -> syn::Result<Impl> {
+        let spec_error = |e: ScheduleError| syn::Error::new_spanned(&self.spec_tokens, e);
+        match &self.schedule {
+            None => synth.synthesize(&self.spec).map_err(|e| spec_error(e.into())),
+            Some((keyword, schedule)) => {
+                let (partial, _) = apply_schedule(self.spec.clone(), schedule, self.target)?;
+                partial.synthesize_all(synth).map_err(|e| syn::Error::new(keyword.span(), e))
+            }
+        }
+    }
+
+    /// The exported C symbol for this kernel in package `package`: the same in the macro and
+    /// in the build script, and different whenever anything that affects the code changes.
+    pub fn symbol(&self, package: &str) -> String {
+        let schedule = self.schedule.as_ref().map(|(_, s)| s.to_string()).unwrap_or_default();
+        crate::symbol::kernel_symbol(package, &self.name.to_string(), &self.spec, &schedule, self.target)
+    }
+}
+
+impl std::fmt::Debug for KernelDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelDecl")
+            .field("name", &self.name.to_string())
+            .field("spec", &self.spec.to_string())
+            .field("schedule", &self.schedule.as_ref().map(|(_, s)| s.to_string()))
+            .field("target", &self.target.name)
+            .finish()
+    }
+}

@@ -1,0 +1,258 @@
+//! Tensor specifications: what a Spec knows about each of its operands.
+
+use crate::dtype::Dtype;
+use crate::layout::{Layout, LayoutError};
+use crate::level::Level;
+use crate::shape::{Shape, volume};
+use crate::target::Target;
+use std::fmt;
+use thiserror::Error;
+
+/// The description of one operand: shape, element type, memory level, layout (with
+/// contiguity) and, for vector registers, the number of lanes per register.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct TensorSpec {
+    shape: Shape,
+    dtype: Dtype,
+    level: Level,
+    layout: Layout,
+    vector_size: Option<u32>,
+}
+
+/// Why a tensor specification is invalid.
+#[derive(Clone, PartialEq, Eq, Debug, Error)]
+pub enum TensorSpecError {
+    /// The layout does not fit the shape.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// A VRF tensor without a vector size.
+    #[error("a VRF tensor needs a vector size such as `v8`")]
+    MissingVectorSize,
+    /// A vector size on a tensor outside the vector register file.
+    #[error("only VRF tensors have a vector size; remove `v{lanes}` from this {level} tensor")]
+    UnexpectedVectorSize {
+        /// The tensor's level.
+        level: Level,
+        /// The vector size given.
+        lanes: u32,
+    },
+    /// A vector size that is not a register width of the target.
+    #[error("`v{lanes}` of {dtype} is not a vector register width of {target} (allowed: {allowed})")]
+    VectorWidth {
+        /// The vector size given.
+        lanes: u32,
+        /// The element type.
+        dtype: Dtype,
+        /// The target name.
+        target: &'static str,
+        /// The allowed sizes, formatted.
+        allowed: String,
+    },
+    /// A VRF tensor whose registers would not be whole: its contiguous runs are not made of
+    /// whole vectors.
+    #[error(
+        "this VRF tensor's contiguous runs hold {block} values, which is not a multiple of its \
+         vector size {lanes}"
+    )]
+    PartialVectors {
+        /// Values per contiguous run.
+        block: u64,
+        /// The vector size.
+        lanes: u32,
+    },
+}
+
+impl TensorSpec {
+    /// Builds a tensor specification. `layout` must be canonical for `shape` (as every
+    /// constructor of [`Layout`] guarantees); RF tensors ignore it.
+    pub fn new(
+        shape: Shape,
+        dtype: Dtype,
+        level: Level,
+        layout: Layout,
+        vector_size: Option<u32>,
+        target: &Target,
+    ) -> Result<TensorSpec, TensorSpecError> {
+        let layout = if level.has_layout() { layout } else { Layout::empty() };
+        let t = TensorSpec { shape, dtype, level, layout, vector_size };
+        t.check_vector_size(target)?;
+        Ok(t)
+    }
+
+    fn check_vector_size(&self, target: &Target) -> Result<(), TensorSpecError> {
+        match (self.level, self.vector_size) {
+            (Level::VRF, None) => Err(TensorSpecError::MissingVectorSize),
+            (Level::VRF, Some(lanes)) => {
+                let size = self.dtype.size_bytes();
+                if !target.vector_lanes(size).any(|l| l == lanes) {
+                    let allowed: Vec<String> = target.vector_lanes(size).map(|l| format!("v{l}")).collect();
+                    return Err(TensorSpecError::VectorWidth {
+                        lanes,
+                        dtype: self.dtype,
+                        target: target.name,
+                        allowed: allowed.join(", "),
+                    });
+                }
+                let block = self.layout.contiguous_block(&self.shape);
+                if !block.is_multiple_of(u64::from(lanes)) {
+                    return Err(TensorSpecError::PartialVectors { block, lanes });
+                }
+                Ok(())
+            }
+            (level, Some(lanes)) => Err(TensorSpecError::UnexpectedVectorSize { level, lanes }),
+            (_, None) => Ok(()),
+        }
+    }
+
+    /// The logical shape.
+    pub fn shape(&self) -> &[u32] {
+        &self.shape
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+
+    /// The memory level.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The layout (empty for RF tensors).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Lanes per vector register, for VRF tensors.
+    pub fn vector_size(&self) -> Option<u32> {
+        self.vector_size
+    }
+
+    /// Number of elements.
+    pub fn volume(&self) -> u64 {
+        volume(&self.shape)
+    }
+
+    /// Whether every dimension is 1.
+    pub fn is_scalar(&self) -> bool {
+        self.shape.iter().all(|&d| d == 1)
+    }
+
+    /// Whether the tensor occupies one dense block (RF tensors count as contiguous).
+    pub fn is_contiguous(&self) -> bool {
+        !self.level.has_layout() || self.layout.is_fully_contiguous()
+    }
+
+    /// Vector registers a VRF tensor occupies.
+    pub fn vector_count(&self) -> u64 {
+        self.vector_size.map_or(0, |lanes| self.volume() / u64::from(lanes))
+    }
+
+    /// Cache lines touched (paper §3), for addressed levels.
+    pub fn cache_lines(&self, target: &Target) -> u64 {
+        self.layout.cache_lines(&self.shape, self.dtype.size_bytes(), target.line_bytes)
+    }
+
+    /// Bytes this tensor consumes at its level when allocated there: whole registers for
+    /// register files, whole cache lines otherwise.
+    pub fn consumption(&self, target: &Target) -> u64 {
+        let info = target.level(self.level);
+        match self.level {
+            Level::RF => self.volume() * u64::from(info.register_bytes),
+            Level::VRF => self.vector_count() * u64::from(info.register_bytes),
+            Level::L1 | Level::GL => self.cache_lines(target) * u64::from(target.line_bytes),
+        }
+    }
+
+    /// The move cost `m(t)` of paper §3: cache lines times the level's weight, doubled when the
+    /// tensor is not contiguous.
+    pub fn move_cost(&self, target: &Target) -> u64 {
+        let weight = target.level(self.level).line_cost;
+        if weight == 0 {
+            return 0;
+        }
+        let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
+        self.cache_lines(target) * weight * contiguity_factor
+    }
+
+    /// The specification of a `tile_shape` tile of this tensor.
+    pub fn tile(&self, tile_shape: &[u32], target: &Target) -> Result<TensorSpec, TensorSpecError> {
+        let layout = if self.level.has_layout() { self.layout.tile(&self.shape, tile_shape)? } else { Layout::empty() };
+        let t = TensorSpec { shape: tile_shape.into(), layout, ..self.clone() };
+        t.check_vector_size(target)?;
+        Ok(t)
+    }
+
+    /// This tensor at another level with another layout and vector size (a move destination).
+    pub fn moved(
+        &self,
+        level: Level,
+        layout: Layout,
+        vector_size: Option<u32>,
+        target: &Target,
+    ) -> Result<TensorSpec, TensorSpecError> {
+        TensorSpec::new(self.shape.clone(), self.dtype, level, layout, vector_size, target)
+    }
+
+    /// Formats the layout the way Spec syntax writes it: `row_major`, `col_major` or
+    /// `[0, 2, 1, 2 p16]`.
+    pub fn layout_syntax(&self) -> String {
+        if self.layout.is_row_major(&self.shape) {
+            "row_major".to_owned()
+        } else if self.layout.is_col_major(&self.shape) {
+            "col_major".to_owned()
+        } else {
+            self.layout.to_string()
+        }
+    }
+}
+
+impl fmt::Display for TensorSpec {
+    /// Formats as an operand in Spec syntax: `(f32, VRF, row_major, v8)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {}", self.dtype, self.level)?;
+        if self.level.has_layout() {
+            write!(f, ", {}", self.layout_syntax())?;
+        }
+        if let Some(lanes) = self.vector_size {
+            write!(f, ", v{lanes}")?;
+        }
+        if self.level.has_layout() && !self.layout.is_fully_contiguous() {
+            write!(f, ", c{}", self.layout.contig())?;
+        }
+        f.write_str(")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::X86_AVX2;
+
+    fn t(shape: &[u32], level: Level, vs: Option<u32>) -> Result<TensorSpec, TensorSpecError> {
+        TensorSpec::new(shape.into(), Dtype::F32, level, Layout::row_major(shape), vs, &X86_AVX2)
+    }
+
+    #[test]
+    fn vector_size_rules() {
+        assert!(t(&[1, 1, 16], Level::VRF, Some(8)).is_ok());
+        assert!(matches!(t(&[1, 1, 16], Level::VRF, None), Err(TensorSpecError::MissingVectorSize)));
+        assert!(matches!(t(&[1, 1, 16], Level::VRF, Some(16)), Err(TensorSpecError::VectorWidth { .. })));
+        assert!(matches!(t(&[1, 1, 16], Level::L1, Some(8)), Err(TensorSpecError::UnexpectedVectorSize { .. })));
+        let rows = t(&[1, 4, 16], Level::VRF, Some(8)).unwrap();
+        assert!(matches!(rows.tile(&[1, 4, 4], &X86_AVX2), Err(TensorSpecError::PartialVectors { .. })));
+        assert_eq!(rows.tile(&[1, 1, 8], &X86_AVX2).unwrap().vector_count(), 1);
+    }
+
+    #[test]
+    fn consumption_and_cost() {
+        let v = t(&[1, 6, 16], Level::VRF, Some(8)).unwrap();
+        assert_eq!(v.consumption(&X86_AVX2), 12 * 32);
+        let l1 = t(&[1, 6, 16], Level::L1, None).unwrap();
+        assert_eq!(l1.consumption(&X86_AVX2), 6 * 64);
+        assert_eq!(l1.move_cost(&X86_AVX2), 12);
+        assert_eq!(l1.to_string(), "(f32, L1, row_major)");
+        assert_eq!(v.to_string(), "(f32, VRF, row_major, v8)");
+    }
+}

@@ -1,0 +1,152 @@
+//! Every generated kernel, compiled with gcc and clang, agrees with the reference evaluator.
+//!
+//! clang is used when installed; set `MORELLO_REQUIRE_CLANG=1` (as CI does) to make its absence
+//! a failure. `MORELLO_BLESS=1` rewrites the golden C snapshots.
+
+use morello_core::codegen::emit_c;
+use morello_core::harness::{CCompiler, run_kernel};
+use morello_core::imp::Impl;
+use morello_core::kernels::KernelKind;
+use morello_core::level::Level;
+use morello_core::reference::{HostTensor, compare, evaluate};
+use morello_core::schedule::PartialImpl;
+use morello_core::search::Synthesizer;
+use morello_core::spec::{LayoutDecl, Spec};
+use morello_core::target::X86_AVX2;
+
+fn compilers() -> Vec<CCompiler> {
+    let gcc = CCompiler::gcc();
+    assert!(gcc.is_available(), "gcc is required to test generated C");
+    let mut out = vec![gcc];
+    let clang = CCompiler::clang();
+    if clang.is_available() {
+        out.push(clang);
+    } else if std::env::var_os("MORELLO_REQUIRE_CLANG").is_some() {
+        panic!("MORELLO_REQUIRE_CLANG is set but clang is not installed");
+    } else {
+        eprintln!("note: clang not found; generated C checked with gcc only");
+    }
+    out
+}
+
+/// Emits `imp`, checks the C is deterministic, and runs it with every compiler on random
+/// inputs (outputs poisoned) against the reference evaluator.
+fn check_impl(imp: &Impl) {
+    let spec = &imp.spec;
+    let kernel = emit_c(imp, "kernel_under_test").expect("complete implementation");
+    assert_eq!(kernel, emit_c(imp, "kernel_under_test").unwrap(), "emission is deterministic");
+    for seed in [1u64, 2] {
+        let mut inputs: Vec<HostTensor> =
+            spec.operands().iter().zip(seed * 10..).map(|(t, s)| HostTensor::random(t, s)).collect();
+        for (i, t) in inputs.iter_mut().enumerate() {
+            if spec.logical().direction(i) == morello_core::primitive::Direction::Out {
+                t.fill(if t.dtype().is_float() {
+                    morello_core::reference::Value::Float(f64::NAN)
+                } else {
+                    morello_core::reference::Value::Int(0x5a5a_5a5a)
+                });
+            }
+        }
+        let mut expected = inputs.clone();
+        let tolerances = evaluate(spec.logical(), &mut expected);
+        for cc in compilers() {
+            let mut actual = inputs.clone();
+            run_kernel(&kernel, &mut actual, &cc, &X86_AVX2)
+                .unwrap_or_else(|e| panic!("{spec}: {e}\n{}", kernel.source));
+            if let Err(m) = compare(spec.logical(), &expected, &actual, &tolerances) {
+                panic!("{spec} compiled with {}: {m}\n{}", cc.program, kernel.source);
+            }
+        }
+    }
+}
+
+fn check_synthesized(texts: &[&str]) {
+    let mut synth = Synthesizer::new(&X86_AVX2);
+    for text in texts {
+        let spec: Spec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+        let imp = synth.synthesize(&spec).unwrap_or_else(|e| panic!("{e}"));
+        check_impl(&imp);
+    }
+}
+
+#[test]
+fn synthesized_matmuls() {
+    check_synthesized(&[
+        "Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL))",
+        "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL))",
+        "Matmul(2x2x3x4, (f32, GL), (f32, GL), (f32, GL))",
+        "Matmul(1x3x5x7, (u32, GL), (u32, GL), (u32, GL))",
+        "Matmul(1x4x8x16, (u16, GL), (u16, GL), (u16, GL))",
+        "Matmul(1x2x3x4, (i8, GL), (i8, GL), (i8, GL))",
+        "Matmul(1x4x8x8, (f32, GL, col_major), (f32, GL), (f32, GL, col_major))",
+        "MatmulAccum(1x4x4x8, (f32, L1), (f32, L1), (f32, L1))",
+        "MatmulAccum(1x1x4x16, (f32, RF), (f32, L1), (f32, VRF, row_major, v8))",
+    ]);
+}
+
+#[test]
+fn synthesized_moves_and_fills() {
+    check_synthesized(&[
+        "Move(8x16, (f32, GL, row_major), (f32, GL, col_major))",
+        "Move(3x5, (u8, GL, row_major), (u8, GL, col_major))",
+        "Move(1x8x32, (f32, GL), (f32, GL, [0, 2, 1, 2 p8]))",
+        "Move(4x4x2, (i16, GL, col_major), (i16, GL, row_major))",
+        "Move(1x16, (f32, L1), (f32, VRF, row_major, v8))",
+        "FillZero(5x7, (f32, GL))",
+        "FillZero(2x4, (bf16, GL))",
+        "FillZero(1x16, (u32, VRF, row_major, v8))",
+    ]);
+}
+
+#[test]
+fn hand_schedules_with_synthesized_remainders() {
+    let mut synth = Synthesizer::new(&X86_AVX2);
+    // Paper Figure 1, completed by synthesis.
+    let fig1 = figure_one(&mut synth);
+    check_impl(&fig1);
+
+    // A heap-allocated (128 KiB) relayout buffer, and tiles that do not divide.
+    let spec: Spec = "Move(1x128x256, (f32, GL), (f32, GL, [0, 2, 1, 2 p16]))".parse().unwrap();
+    let imp = PartialImpl::new(spec, &X86_AVX2)
+        .move_param(0, Level::GL, Some(LayoutDecl::ColMajor), None)
+        .unwrap()
+        .synthesize_all(&mut synth)
+        .unwrap();
+    assert!(emit_c(&imp, "k").unwrap().source.contains("aligned_alloc"), "the buffer is on the heap");
+    check_impl(&imp);
+
+    let spec: Spec = "Matmul(1x10x12x20, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
+    let imp = PartialImpl::new(spec, &X86_AVX2)
+        .to_accum()
+        .and_then(|p| p.tile(&[1, 4, 12, 8]))
+        .and_then(|p| p.split(5))
+        .unwrap()
+        .synthesize_all(&mut synth)
+        .unwrap();
+    check_impl(&imp);
+}
+
+fn figure_one(synth: &mut Synthesizer) -> Impl {
+    let spec: Spec = "MatmulAccum(1x4x4x16, (f32, RF), (f32, VRF, row_major, v8), (f32, L1), serial)".parse().unwrap();
+    PartialImpl::new(spec, &X86_AVX2)
+        .tile(&[1, 1, 1, 16])
+        .and_then(|p| p.move_param(2, Level::VRF, Some(LayoutDecl::RowMajor), Some(8)))
+        .and_then(|p| p.subschedule(&[0], |s| s.select(KernelKind::VectorAssign)))
+        .and_then(|p| p.subschedule(&[1], |s| s.select(KernelKind::BroadcastVecMultAdd)))
+        .and_then(|p| p.subschedule(&[2], |s| s.select(KernelKind::VectorAssign)))
+        .unwrap()
+        .synthesize_all(synth)
+        .unwrap()
+}
+
+#[test]
+fn figure_one_c_matches_its_snapshot() {
+    let imp = figure_one(&mut Synthesizer::new(&X86_AVX2));
+    let source = emit_c(&imp, "fig1").unwrap().source;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/fig1.c");
+    if std::env::var_os("MORELLO_BLESS").is_some() {
+        std::fs::write(&path, &source).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).expect("snapshot exists (create it with MORELLO_BLESS=1)");
+    assert_eq!(source, expected, "generated C changed; review it and re-bless with MORELLO_BLESS=1");
+}

@@ -1,0 +1,115 @@
+//! Synthesis finds the same optimum as exhaustive search, and what it returns costs what it
+//! claims and fits its limits.
+
+use morello_core::cost::impl_cost;
+use morello_core::search::{Synthesizer, exhaustive};
+use morello_core::spec::Spec;
+use morello_core::target::X86_AVX2;
+use proptest::prelude::*;
+
+/// Checks one Spec against both reference searches (tree enumeration only when small enough).
+/// Returns how many complete implementations were enumerated, if that was feasible.
+fn check(text: &str) -> Option<usize> {
+    let spec: Spec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+    let reference = exhaustive::optimal_cost(&spec, &X86_AVX2).map(|c| c.main);
+    let mut synth = Synthesizer::new(&X86_AVX2);
+    let found = synth.optimal_cost(&spec).map(|c| c.main);
+    assert_eq!(found, reference, "optimum of {spec}");
+    let enumerated = exhaustive::all_impls(&spec, &X86_AVX2, 30_000);
+    if let Some(impls) = &enumerated {
+        let minimum = impls.iter().map(|i| impl_cost(i, &X86_AVX2).expect("complete").main).min();
+        assert_eq!(found, minimum, "minimum over all {} implementations of {spec}", impls.len());
+    }
+    if let Some(cost) = found {
+        let imp = synth.synthesize(&spec).expect("satisfiable");
+        let recomputed = impl_cost(&imp, &X86_AVX2).expect("complete");
+        assert_eq!(recomputed.main, cost, "the returned implementation of {spec} costs what was claimed");
+        assert!(recomputed.peak.fits_within(spec.limits()), "{spec} peaks at {}", recomputed.peak);
+    } else {
+        assert!(synth.synthesize(&spec).is_err());
+    }
+    enumerated.map(|i| i.len())
+}
+
+#[test]
+fn tiny_specs_match_full_enumeration() {
+    for text in [
+        "(MatmulAccum(1x1x1x2, (f32, L1), (f32, L1), (f32, L1)), [8, 64, 256, 0])",
+        "(Matmul(1x1x2x1, (u32, L1), (u32, L1), (u32, RF)), [12, 0, 256, 0])",
+        "(Matmul(1x2x1x2, (f32, L1), (f32, L1), (f32, RF)), [16, 0, 64, 0])",
+        "(Matmul(1x1x2x2, (f32, L1), (f32, L1), (f32, L1)), [8, 32, 64, 0])",
+        "(Move(2x2, (f32, L1), (f32, L1, col_major)), [8, 32, 64, 0])",
+        "(FillZero(1x4, (f32, GL)), [8, 32, 64, 128])",
+    ] {
+        let count = check(text).unwrap_or_else(|| panic!("{text}: too many implementations to enumerate"));
+        assert!(count > 1, "{text}: only {count} implementation(s), nothing to compare");
+    }
+}
+
+#[test]
+fn small_specs_match_exhaustive_dynamic_programming() {
+    let _ = check("(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 256, 512])");
+    let _ = check("(MatmulAccum(1x2x1x8, (f32, L1), (f32, L1), (f32, VRF, row_major, v8)), [16, 64, 512, 1024])");
+    let _ = check("(Matmul(1x3x2x3, (u32, GL), (u32, GL), (u32, GL)), [16, 64, 256, 512])");
+    let _ = check("(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])");
+    let _ = check("(Move(1x2x8, (f32, GL), (f32, GL, [0, 2, 1, 2 p4])), [16, 64, 256, 1024])");
+    let _ = check("(Matmul(1x4x4x4, (f32, L1), (f32, L1), (f32, L1)), [32, 128, 1024, 0])");
+}
+
+#[test]
+fn unsatisfiable_specs_are_reported() {
+    // A non-accumulating Matmul whose output lives in VRF cannot even be zeroed piecewise.
+    let _ = check("(Matmul(1x2x2x8, (f32, L1), (f32, L1), (f32, VRF, row_major, v8)), [16, 64, 512, 0])");
+    // Not enough L1 to bring any GL data in.
+    let _ = check("(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [64, 512, 32, 1024])");
+}
+
+#[test]
+fn a_shared_memo_gives_the_same_answers_as_fresh_ones() {
+    let texts = [
+        "(Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL)), [64, 512, 4096, 65536])",
+        "(Matmul(1x2x4x4, (f32, GL), (f32, GL), (f32, GL)), [64, 512, 2048, 65536])",
+        "(MatmulAccum(1x4x2x4, (f32, L1), (f32, GL), (f32, L1)), [32, 256, 4096, 65536])",
+        "(Move(4x8, (f32, GL), (f32, GL, col_major)), [64, 512, 4096, 65536])",
+    ];
+    let mut shared = Synthesizer::new(&X86_AVX2);
+    for text in texts {
+        let spec: Spec = text.parse().unwrap();
+        let fresh = Synthesizer::new(&X86_AVX2).optimal_cost(&spec).map(|c| c.main);
+        assert_eq!(shared.optimal_cost(&spec).map(|c| c.main), fresh, "{spec}");
+    }
+}
+
+fn small_spec() -> impl Strategy<Value = String> {
+    let dim = 1u32..=4;
+    let level = prop::sample::select(vec!["GL", "L1"]);
+    let dtype = prop::sample::select(vec!["f32", "u32"]);
+    let limits = (
+        prop::sample::select(vec![0u64, 8, 16, 32]),
+        prop::sample::select(vec![0u64, 32, 64, 128]),
+        prop::sample::select(vec![0u64, 64, 128, 256, 512]),
+        prop::sample::select(vec![0u64, 128, 512, 2048]),
+    );
+    let primitive = prop::sample::select(vec!["Matmul", "MatmulAccum", "Move"]);
+    (primitive, [dim.clone(), dim.clone(), dim.clone(), dim], [level.clone(), level.clone(), level], dtype, limits)
+        .prop_map(|(p, d, l, t, (rf, vrf, l1, gl))| {
+            let limits = format!("[{rf}, {vrf}, {l1}, {gl}]");
+            if p == "Move" {
+                format!("({p}({}x{}, ({t}, {}), ({t}, {}, col_major)), {limits})", d[0], d[1], l[0], l[1])
+            } else {
+                format!(
+                    "({p}(1x{}x{}x{}, ({t}, {}), ({t}, {}), ({t}, {})), {limits})",
+                    d[0], d[1], d[2], l[0], l[1], l[2]
+                )
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_small_specs_match_exhaustive_search(text in small_spec()) {
+        let _ = check(&text);
+    }
+}

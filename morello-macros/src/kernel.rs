@@ -1,0 +1,152 @@
+//! `kernel!`: the `extern "C"` declaration of a compiled kernel and its safe wrappers.
+
+use morello_core::level::Level;
+use morello_core::primitive::Direction;
+use morello_core::symbol::build_marker_env;
+use morello_core::syntax::{KernelDecl, parse_kernel_decls};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
+    let decls = parse_kernel_decls(input)?;
+    let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    Ok(decls.iter().map(|d| expand_one(d, &package)).collect())
+}
+
+struct Param {
+    name: syn::Ident,
+    element: syn::Type,
+    len: u64,
+    writes: bool,
+}
+
+fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
+    let KernelDecl { attrs, vis, name, spec, target, .. } = decl;
+    let symbol = decl.symbol(package);
+    let name_str = name.to_string();
+    let try_name = format_ident!("try_{}", name);
+    let params: Vec<Param> = spec
+        .operands()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let len = if t.level().has_layout() { t.layout().buffer_volume(t.shape()) } else { t.volume() };
+            Param {
+                name: format_ident!("{}", spec.primitive().operands()[i].name),
+                element: syn::parse_str(t.dtype().rust_type()).expect("dtype Rust types are paths"),
+                len,
+                writes: spec.logical().direction(i) != Direction::In,
+            }
+        })
+        .collect();
+
+    let signature = params.iter().map(|p| {
+        let (n, t) = (&p.name, &p.element);
+        if p.writes { quote!(#n: &mut [#t]) } else { quote!(#n: &[#t]) }
+    });
+    let signature2 = signature.clone();
+    let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.name).collect();
+    let length_checks = params.iter().map(|p| {
+        let (n, len) = (&p.name, p.len as usize);
+        let n_str = n.to_string();
+        quote!(::morello::__private::check_len(#name_str, #n_str, #len, #n.len())?;)
+    });
+    let ffi_params = params.iter().enumerate().map(|(i, p)| {
+        let arg = format_ident!("p{}", i);
+        let t = &p.element;
+        if p.writes { quote!(#arg: *mut #t) } else { quote!(#arg: *const #t) }
+    });
+    let ffi_args = params.iter().map(|p| {
+        let n = &p.name;
+        if p.writes { quote!(#n.as_mut_ptr()) } else { quote!(#n.as_ptr()) }
+    });
+    let features: Vec<&str> = target.isa.iter().map(|f| f.detect_name).collect();
+    let detect = features.iter().map(|f| {
+        quote! {
+            if !::std::is_x86_feature_detected!(#f) {
+                missing.push(#f);
+            }
+        }
+    });
+
+    let marker = build_marker_env(&symbol);
+    let fix = format!(
+        "morello: kernel `{name_str}` has not been compiled for this crate. Add \
+         `morello_build::Build::new().file(\"<the file declaring it>\").compile(\"kernels\");` \
+         to build.rs, and `morello-build` to [build-dependencies]"
+    );
+    let marker_check = quote_spanned!(name.span()=> const _: &str = ::core::env!(#marker, #fix););
+    let level_note = if spec.operands().iter().any(|t| t.level().is_register_file()) {
+        let names: Vec<String> = spec
+            .operands()
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.level() == Level::RF || t.level() == Level::VRF)
+            .map(|(i, _)| spec.primitive().operands()[i].name.to_owned())
+            .collect();
+        format!(
+            " Register-level operands ({}) are passed in memory and loaded into registers on entry.",
+            names.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let spec_doc = format!(" Implements `{spec}` on {}.{level_note}", target.name);
+    let try_doc = format!(" Like [`{name_str}`], but returns an error instead of panicking.");
+    let lens = params.iter().map(|p| format!("`{}`: {} elements", p.name, p.len)).collect::<Vec<_>>().join(", ");
+    let lens_doc = format!(" Operand buffers (in their declared layouts): {lens}.");
+
+    let spec_const = format_ident!("{}_SPEC", name_str.to_uppercase());
+    let spec_text = spec.to_string();
+    let spec_const_doc = format!(" The Spec of [`{name_str}`], in Spec notation (parse it with `morello_core`).");
+
+    quote! {
+        #[doc = #spec_const_doc]
+        #vis const #spec_const: &str = #spec_text;
+
+        #(#attrs)*
+        ///
+        #[doc = #spec_doc]
+        #[doc = #lens_doc]
+        ///
+        /// # Panics
+        ///
+        /// If a slice has the wrong length or the CPU lacks the instructions the kernel uses.
+        #[track_caller]
+        #vis fn #name(#(#signature),*) {
+            if let ::core::result::Result::Err(error) = #try_name(#(#arg_names),*) {
+                ::core::panic!("{}", error);
+            }
+        }
+
+        #[doc = #try_doc]
+        #vis fn #try_name(#(#signature2),*) -> ::core::result::Result<(), ::morello::KernelError> {
+            #marker_check
+            #(#length_checks)*
+            static CPU: ::morello::__private::CpuSupport = ::morello::__private::CpuSupport::new(#name_str, || {
+                #[allow(unused_mut)]
+                let mut missing: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
+                #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+                {
+                    #(#detect)*
+                }
+                #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+                {
+                    missing.extend([#(#features),*]);
+                }
+                missing
+            });
+            CPU.check()?;
+            unsafe extern "C" {
+                #[link_name = #symbol]
+                fn kernel(#(#ffi_params),*);
+            }
+            // SAFETY: every slice has the length the kernel reads or writes (checked above),
+            // inputs are shared and outputs exclusive borrows (so they cannot overlap, as the
+            // kernel's `restrict` parameters require), the CPU supports the kernel's ISA, and
+            // the kernel keeps no pointer after returning.
+            unsafe { kernel(#(#ffi_args),*) };
+            ::core::result::Result::Ok(())
+        }
+    }
+}

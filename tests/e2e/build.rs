@@ -1,0 +1,3 @@
+fn main() {
+    morello_build::Build::new().file("src/kernels.rs").file("src/scheduled.rs").compile("e2e_kernels");
+}

@@ -1,0 +1,4 @@
+//! Kernels for the end-to-end tests (see `tests/`).
+
+pub mod kernels;
+pub mod scheduled;

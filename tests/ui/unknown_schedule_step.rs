@@ -1,0 +1,9 @@
+morello::kernel! {
+    pub fn k(Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        tilee([1, 2, 4, 4]);
+        synthesize_all;
+    }
+}
+
+fn main() {}
