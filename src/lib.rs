@@ -17,8 +17,10 @@
 //! }
 //!
 //! // application code
-//! kernels::matmul64(&a, &b, &mut c);         // panics on wrong lengths or an unsupported CPU
-//! kernels::try_matmul64(&a, &b, &mut c)?;    // returns an error instead
+//! fn multiply(a: &[f32], b: &[f32], c: &mut [f32]) -> Result<(), morello::KernelError> {
+//!     kernels::matmul64(a, b, c);          // panics on wrong lengths or an unsupported CPU
+//!     kernels::try_matmul64(a, b, c)       // returns an error instead
+//! }
 //! ```
 //!
 //! This crate has no compiler dependencies at run time: it holds the macro re-export and the

@@ -77,7 +77,7 @@ pub fn emit_c(imp: &Impl, symbol: &str) -> Result<CKernel, CodegenError> {
     em.emit(imp, &views);
     for (i, t) in spec.operands().iter().enumerate() {
         if t.level().is_register_file() && spec.logical().direction(i).writes() {
-            em.store_parameter(i, t, &views[i]);
+            em.copy_parameter(i, t, &views[i], false);
         }
     }
     let body = std::mem::take(&mut em.out);
@@ -190,29 +190,26 @@ impl Emitter {
         let name = format!("a{i}");
         self.declare_registers(&name, t);
         let view = self.add_buffer(name, t);
-        for (k, reg) in self.register_names(&view).into_iter().enumerate() {
-            match t.vector_size() {
-                None => self.line(&format!("{reg} = p{i}[{k}];")),
-                Some(lanes) => self.line(&format!(
-                    "__builtin_memcpy(&{reg}, p{i} + {}, {});",
-                    k as u32 * lanes,
-                    lanes * t.dtype().size_bytes()
-                )),
-            }
-        }
+        self.copy_parameter(i, t, &view, true);
         view
     }
 
-    fn store_parameter(&mut self, i: usize, t: &TensorSpec, view: &View) {
+    /// Copies register-level parameter `i` between its memory (`p{i}`) and its registers.
+    fn copy_parameter(&mut self, i: usize, t: &TensorSpec, view: &View, into_registers: bool) {
         for (k, reg) in self.register_names(view).into_iter().enumerate() {
-            match t.vector_size() {
-                None => self.line(&format!("p{i}[{k}] = {reg};")),
-                Some(lanes) => self.line(&format!(
-                    "__builtin_memcpy(p{i} + {}, &{reg}, {});",
-                    k as u32 * lanes,
-                    lanes * t.dtype().size_bytes()
-                )),
-            }
+            let line = match (t.vector_size(), into_registers) {
+                (None, true) => format!("{reg} = p{i}[{k}];"),
+                (None, false) => format!("p{i}[{k}] = {reg};"),
+                (Some(lanes), into) => {
+                    let (memory, bytes) = (format!("p{i} + {}", k as u32 * lanes), lanes * t.dtype().size_bytes());
+                    if into {
+                        format!("__builtin_memcpy(&{reg}, {memory}, {bytes});")
+                    } else {
+                        format!("__builtin_memcpy({memory}, &{reg}, {bytes});")
+                    }
+                }
+            };
+            self.line(&line);
         }
     }
 

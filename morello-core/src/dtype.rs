@@ -96,14 +96,8 @@ impl Dtype {
     /// The Rust type a safe wrapper exposes for one element, as a path.
     pub fn rust_type(self) -> &'static str {
         match self {
-            Dtype::U8 => "u8",
-            Dtype::I8 => "i8",
-            Dtype::U16 => "u16",
-            Dtype::I16 => "i16",
-            Dtype::U32 => "u32",
-            Dtype::I32 => "i32",
-            Dtype::F32 => "f32",
             Dtype::Bf16 => "::morello::bf16",
+            primitive => primitive.name(),
         }
     }
 }

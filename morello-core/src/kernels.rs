@@ -177,11 +177,7 @@ impl KernelKind {
             KernelKind::MultAdd => {
                 check.same_dtype()?;
                 check.dtype_in(&[Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32, Dtype::F32])?;
-                for i in 0..3 {
-                    check.scalar(i)?;
-                    check.level(i, &[Level::RF, Level::L1])?;
-                }
-                Ok(())
+                check.scalars_in_rf_or_l1(&[0, 1, 2])
             }
             KernelKind::BroadcastVecMultAdd => {
                 check.same_dtype()?;
@@ -193,8 +189,7 @@ impl KernelKind {
                         crate::shape::DisplayShape(spec.shape())
                     )));
                 }
-                check.scalar(0)?;
-                check.level(0, &[Level::RF, Level::L1])?;
+                check.scalars_in_rf_or_l1(&[0])?;
                 check.level(1, &[Level::VRF])?;
                 check.level(2, &[Level::VRF])?;
                 check.contiguous(1)?;
@@ -203,11 +198,7 @@ impl KernelKind {
             }
             KernelKind::ValueAssign => {
                 check.same_dtype()?;
-                for i in 0..2 {
-                    check.scalar(i)?;
-                    check.level(i, &[Level::RF, Level::L1])?;
-                }
-                Ok(())
+                check.scalars_in_rf_or_l1(&[0, 1])
             }
             KernelKind::VectorAssign => {
                 check.same_dtype()?;
@@ -228,10 +219,7 @@ impl KernelKind {
                 check.level(0, &[Level::L1, Level::GL])?;
                 check.contiguous(0)
             }
-            KernelKind::ValueZero => {
-                check.scalar(0)?;
-                check.level(0, &[Level::RF, Level::L1])
-            }
+            KernelKind::ValueZero => check.scalars_in_rf_or_l1(&[0]),
             KernelKind::VectorZero => {
                 check.level(0, &[Level::VRF])?;
                 check.contiguous(0)
@@ -385,6 +373,15 @@ impl Checker<'_> {
                 found,
             })
         }
+    }
+
+    /// Each listed operand is a single element in scalar registers or L1.
+    fn scalars_in_rf_or_l1(&self, operands: &[usize]) -> Result<(), KernelMismatch> {
+        for &i in operands {
+            self.scalar(i)?;
+            self.level(i, &[Level::RF, Level::L1])?;
+        }
+        Ok(())
     }
 
     fn contiguous(&self, i: usize) -> Result<(), KernelMismatch> {

@@ -145,7 +145,7 @@ impl Synthesizer {
     /// Runs `f` on a thread with a large stack: the search recurses once per nested rewrite,
     /// and chains of moves can nest thousands deep. The stack is reserved, not committed.
     fn with_deep_stack<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
-        const STACK_BYTES: usize = 4 << 30;
+        const STACK_BYTES: usize = 1 << 30;
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("morello-synthesis".to_owned())

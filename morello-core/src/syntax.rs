@@ -85,6 +85,24 @@ pub(crate) fn unknown<'a>(
     syn::Error::new(span, format!("unknown {what} `{name}`{hint}"))
 }
 
+/// An identifier naming one of `names` (looked up with `lookup`). An unknown name is recorded
+/// in `errors` (with a suggestion) and returned as `None`, so parsing can continue.
+pub(crate) fn parse_name<'a, T>(
+    input: ParseStream,
+    (noun, example): (&str, &str),
+    lookup: impl Fn(&str) -> Option<T>,
+    names: impl IntoIterator<Item = &'a str> + Clone,
+    errors: &mut Errors,
+) -> syn::Result<(Option<T>, syn::Ident)> {
+    let ident: syn::Ident =
+        input.parse().map_err(|e| syn::Error::new(e.span(), format!("expected a {noun} such as `{example}`")))?;
+    let value = lookup(&ident.to_string());
+    if value.is_none() {
+        errors.push(unknown(ident.span(), noun, &ident.to_string(), names));
+    }
+    Ok((value, ident))
+}
+
 /// A non-negative integer literal (no suffix).
 pub(crate) fn parse_number(input: ParseStream, what: &str) -> syn::Result<(u64, Span)> {
     let lit: syn::LitInt =

@@ -15,6 +15,7 @@ use proc_macro::TokenStream;
 /// Declares fixed-shape kernels compiled by `morello-build` and generates safe wrappers.
 ///
 /// ```ignore
+/// // Needs a crate whose build.rs runs morello_build on this file.
 /// morello::kernel! {
 ///     /// 64×64×64 f32 matrix multiplication.
 ///     pub fn matmul64(Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL)));
@@ -31,8 +32,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 
 /// Checks Spec notation at compile time and evaluates to a `morello_core::spec::Spec`.
 ///
-/// ```ignore
+/// ```
 /// let spec = morello_macros::spec!(Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL)));
+/// assert_eq!(spec.shape(), &[1, 16, 16, 16]);
 /// ```
 #[proc_macro]
 pub fn spec(input: TokenStream) -> TokenStream {
@@ -59,6 +61,15 @@ pub fn spec(input: TokenStream) -> TokenStream {
 /// `schedule!(spec, { steps })` evaluates to `Result<PartialImpl, ScheduleError>`, or to
 /// `Result<Impl, ScheduleError>` when the last step is `synthesize_all`. When `spec` is
 /// written in Spec notation, every step is also checked against it at compile time.
+///
+/// ```
+/// let imp = morello_macros::schedule!(MatmulAccum(1x1x4x16, (f32, L1), (f32, L1), (f32, L1)), {
+///     move_param(2, VRF, row_major, v8);
+///     synthesize_all;
+/// })
+/// .unwrap();
+/// assert!(imp.is_complete());
+/// ```
 #[proc_macro]
 pub fn schedule(input: TokenStream) -> TokenStream {
     schedule::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()

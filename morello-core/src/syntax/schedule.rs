@@ -11,7 +11,7 @@
 //! ```
 
 use super::spec::parse_physical_layout;
-use super::{Errors, parse_number, prefixed_number, unknown};
+use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
 use crate::kernels::KernelKind;
 use crate::level::Level;
 use crate::rewrite::RewriteError;
@@ -239,11 +239,11 @@ fn parse_sizes(input: ParseStream) -> syn::Result<Vec<(u32, Span)>> {
 fn parse_move_param(input: ParseStream) -> syn::Result<StepKind> {
     let (operand, operand_span) = parse_number(input, "an operand index")?;
     input.parse::<Token![,]>().map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
-    let level_ident: syn::Ident =
-        input.parse().map_err(|e| syn::Error::new(e.span(), "expected a memory level such as `L1`"))?;
-    let level = Level::from_name(&level_ident.to_string()).ok_or_else(|| {
-        unknown(level_ident.span(), "memory level", &level_ident.to_string(), Level::ALL.map(|l| l.name()))
-    })?;
+    let mut errors = Errors::default();
+    let (level, level_ident) =
+        parse_name(input, ("memory level", "L1"), Level::from_name, Level::ALL.map(Level::name), &mut errors)?;
+    errors.finish()?;
+    let level = level.expect("unknown levels are reported as errors");
     let (mut layout, mut vector_size) = (None, None);
     while !input.is_empty() {
         input.parse::<Token![,]>()?;

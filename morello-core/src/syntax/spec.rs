@@ -1,6 +1,6 @@
 //! Parsing Spec notation.
 
-use super::{Errors, parse_number, prefixed_number, unknown};
+use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
 use crate::dtype::Dtype;
 use crate::layout::PhysDim;
 use crate::level::{LEVEL_COUNT, Level};
@@ -140,7 +140,12 @@ fn parse_logical(input: ParseStream, target: &Target) -> syn::Result<LogicalSpec
         }
     }
     let primitive = Primitive::from_name(&name.to_string());
-    if primitive.is_none() {
+    if name == "Compose" {
+        errors.push(syn::Error::new(
+            name.span(),
+            "Compose pipelines are not supported yet; declare each stage as its own kernel",
+        ));
+    } else if primitive.is_none() {
         let names: Vec<&str> = Primitive::ALL.iter().map(|p| p.name()).collect();
         errors.push(unknown(name.span(), "primitive", &name.to_string(), names));
     }
@@ -284,23 +289,13 @@ fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
     } else {
         None
     };
-    let dtype_ident: syn::Ident =
-        content.parse().map_err(|e| syn::Error::new(e.span(), "expected a dtype such as `f32`"))?;
-    let dtype = Dtype::from_name(&dtype_ident.to_string());
-    if dtype.is_none() {
-        let names: Vec<&str> = Dtype::ALL.iter().map(|d| d.name()).collect();
-        errors.push(unknown(dtype_ident.span(), "dtype", &dtype_ident.to_string(), names));
-    }
+    let (dtype, dtype_ident) =
+        parse_name(&content, ("dtype", "f32"), Dtype::from_name, Dtype::ALL.map(Dtype::name), &mut errors)?;
     content
         .parse::<Token![,]>()
         .map_err(|e| syn::Error::new(e.span(), "expected `,` and a memory level such as `GL`"))?;
-    let level_ident: syn::Ident =
-        content.parse().map_err(|e| syn::Error::new(e.span(), "expected a memory level such as `GL`"))?;
-    let level = Level::from_name(&level_ident.to_string());
-    if level.is_none() {
-        let names: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
-        errors.push(unknown(level_ident.span(), "memory level", &level_ident.to_string(), names));
-    }
+    let (level, level_ident) =
+        parse_name(&content, ("memory level", "GL"), Level::from_name, Level::ALL.map(Level::name), &mut errors)?;
 
     let (mut layout, mut vector_size, mut contig) = (None, None, None);
     while !content.is_empty() {
