@@ -129,8 +129,9 @@ impl Build {
             match scan::find_kernels(&source) {
                 Ok(found) => {
                     for decl in found {
-                        let name = decl.name.to_string();
-                        if let Some(previous) = origin.insert(name.clone(), file.clone()) {
+                        let name = decl.plain_name();
+                        // Case-insensitive: each kernel also defines a `NAME_SPEC` constant.
+                        if let Some(previous) = origin.insert(name.to_uppercase(), file.clone()) {
                             let at = decl.name.span().start();
                             report += &format!(
                                 "error: {}:{}:{}: a kernel named `{name}` is already declared in {}; kernel names must be unique in a crate\n",
@@ -148,6 +149,13 @@ impl Build {
         }
         if !report.is_empty() {
             return Err(BuildError { report });
+        }
+        if !kernels.is_empty() && std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "msvc") {
+            return Err(BuildError {
+                report: "error: morello: the generated C uses GNU vector extensions, so it needs gcc or clang; \
+                         MSVC targets are not supported (use a -gnu target)"
+                    .to_owned(),
+            });
         }
         if !kernels.is_empty() && arch != "x86_64" {
             return Err(BuildError {
@@ -169,7 +177,7 @@ impl Build {
             let imp = match decl.implement(synth) {
                 Ok(imp) => imp,
                 Err(e) => {
-                    let file = &origin[&decl.name.to_string()];
+                    let file = &origin[&decl.plain_name().to_uppercase()];
                     let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
                     report += &report::render(file, &source, &e);
                     continue;
@@ -189,7 +197,7 @@ impl Build {
             let path = c_dir.join(format!("{symbol}.c"));
             write_if_changed(&path, &kernel.source)?;
             output.c_files.push(path);
-            output.kernels.push((decl.name.to_string(), symbol));
+            output.kernels.push((decl.plain_name(), symbol));
             if !targets.iter().any(|t| t.id == decl.target.id) {
                 targets.push(decl.target);
             }

@@ -29,8 +29,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use thiserror::Error;
 
-/// Buffers larger than this (in bytes) at GL are heap-allocated rather than put on the stack.
-const STACK_LIMIT_BYTES: u64 = 64 * 1024;
+/// Memory buffers go on the stack while the stack bytes held along the current allocation path
+/// stay within this; beyond it, they are heap-allocated.
+const STACK_BUDGET_BYTES: u64 = 64 * 1024;
 
 /// Why C could not be generated.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
@@ -142,11 +143,27 @@ struct Emitter {
     buffers: Vec<Buffer>,
     next_var: u32,
     vector_types: BTreeSet<(Dtype, u32)>,
+    /// Bytes of stack buffers live at the current point of emission.
+    stack_bytes: u64,
+}
+
+/// Where a new tensor's storage lives.
+enum Placement {
+    Registers,
+    Stack(u64),
+    Heap,
 }
 
 impl Emitter {
     fn new() -> Self {
-        Emitter { out: String::new(), indent: 0, buffers: Vec::new(), next_var: 0, vector_types: BTreeSet::new() }
+        Emitter {
+            out: String::new(),
+            indent: 0,
+            buffers: Vec::new(),
+            next_var: 0,
+            vector_types: BTreeSet::new(),
+            stack_bytes: 0,
+        }
     }
 
     fn line(&mut self, code: &str) {
@@ -286,7 +303,7 @@ impl Emitter {
                 }
                 self.open("{");
                 let name = format!("t{}", self.buffers.len());
-                let fresh = self.declare_tensor(&name, &alloc.tensor);
+                let (fresh, placement) = self.declare_tensor(&name, &alloc.tensor);
                 let source = &views[alloc.operand];
                 if let Some(prologue) = &alloc.prologue {
                     self.emit(prologue, &[source.clone(), fresh.clone()]);
@@ -297,8 +314,10 @@ impl Emitter {
                 if let Some(epilogue) = &alloc.epilogue {
                     self.emit(epilogue, &[fresh.clone(), source.clone()]);
                 }
-                if self.is_heap(&alloc.tensor) {
-                    self.line(&format!("free({name});"));
+                match placement {
+                    Placement::Heap => self.line(&format!("free({name});")),
+                    Placement::Stack(bytes) => self.stack_bytes -= bytes,
+                    Placement::Registers => {}
                 }
                 self.close();
             }
@@ -306,23 +325,23 @@ impl Emitter {
         }
     }
 
-    fn is_heap(&self, t: &TensorSpec) -> bool {
-        t.level() == Level::GL && t.volume() * u64::from(t.dtype().size_bytes()) > STACK_LIMIT_BYTES
-    }
-
-    fn declare_tensor(&mut self, name: &str, t: &TensorSpec) -> View {
+    fn declare_tensor(&mut self, name: &str, t: &TensorSpec) -> (View, Placement) {
         let c_type = t.dtype().c_type();
-        if t.level().is_register_file() {
+        let volume = t.layout().buffer_volume(t.shape());
+        let bytes = (volume * u64::from(t.dtype().size_bytes())).next_multiple_of(64);
+        let placement = if t.level().is_register_file() {
             self.declare_registers(name, t);
-        } else if self.is_heap(t) {
-            let bytes = (t.layout().buffer_volume(t.shape()) * u64::from(t.dtype().size_bytes())).next_multiple_of(64);
+            Placement::Registers
+        } else if self.stack_bytes + bytes > STACK_BUDGET_BYTES {
             self.line(&format!("{c_type} *{name} = ({c_type} *)aligned_alloc(64, {bytes});"));
             self.line(&format!("if ({name} == NULL) abort();"));
+            Placement::Heap
         } else {
-            let volume = t.layout().buffer_volume(t.shape());
             self.line(&format!("{c_type} {name}[{volume}] __attribute__((aligned(64)));"));
-        }
-        self.add_buffer(name.to_owned(), t)
+            self.stack_bytes += bytes;
+            Placement::Stack(bytes)
+        };
+        (self.add_buffer(name.to_owned(), t), placement)
     }
 
     fn emit_loop(&mut self, spec: &Spec, l: &crate::imp::LoopNode, views: &[View]) {

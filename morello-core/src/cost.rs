@@ -5,6 +5,7 @@
 //! as much as each child, which gives synthesis its optimal substructure.
 
 use crate::imp::{Impl, ImplNode};
+use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::spec::Spec;
 use crate::target::Target;
@@ -43,7 +44,12 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
     match node {
         ImplNode::Spec => panic!("an unscheduled Spec has no cost"),
         ImplNode::Kernel(k) => {
-            Cost { main: k.cost(spec.logical(), target), peak: k.memory(spec.logical(), target), depth }
+            let peak = k.memory(spec.logical(), target);
+            debug_assert!(
+                Level::ALL.iter().all(|&l| l.is_register_file() || peak.get(l) == 0),
+                "{k} allocates at an addressed level, which search::bounds::min_cost_for_peak rules out"
+            );
+            Cost { main: k.cost(spec.logical(), target), peak, depth }
         }
         ImplNode::Loop(l) => {
             let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
@@ -51,6 +57,11 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
             Cost { main, peak, depth }
         }
         ImplNode::Alloc(a) => {
+            debug_assert!(
+                a.tensor.level().is_register_file()
+                    || a.tensor.cache_lines(target) <= spec.operand(a.operand).cache_lines(target),
+                "a move's destination has more cache lines than its source"
+            );
             let moved = a.tensor.move_cost(target) + spec.operand(a.operand).move_cost(target);
             let own = a.tensor.consumption(target);
             Cost {

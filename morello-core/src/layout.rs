@@ -189,7 +189,10 @@ impl Layout {
             if dynamic_count == 1 && mine[0].strip.is_some() {
                 return Err(LayoutError::DynamicNotOutermost { dim: d });
             }
-            let strips: u64 = mine.iter().filter_map(|p| p.strip).map(u64::from).product();
+            let Some(strips) = mine.iter().filter_map(|p| p.strip).map(u64::from).try_fold(1u64, u64::checked_mul)
+            else {
+                return Err(LayoutError::StripDoesNotDivide { dim: d, strips: u64::MAX, size });
+            };
             let covers = if dynamic_count == 1 { u64::from(size) % strips == 0 } else { strips == u64::from(size) };
             if !covers {
                 return Err(LayoutError::StripDoesNotDivide { dim: d, strips, size });

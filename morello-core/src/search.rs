@@ -367,28 +367,44 @@ impl Synthesizer {
         Evaluation::Complete(node_cost(&imp.spec, &imp.node, &costs, self.target), horizon)
     }
 
-    /// `action` applied to `spec` at the smallest limits where its allocation of `needed`
-    /// bytes at `level` fits, or `None` if it never fits on this target.
+    /// `action` applied to `spec` at the smallest limits where it fits, raising each level
+    /// that runs short (starting with `needed` bytes at `level`), or `None` if it never fits on
+    /// this target.
     fn instantiate_where_it_fits(&self, spec: &Spec, action: &Action, level: Level, needed: u64) -> Option<Impl> {
-        let info = self.target.level(level);
-        let minimal = if info.register_bytes > 0 { needed } else { needed.next_power_of_two() };
-        if minimal > info.capacity_bytes {
-            return None;
-        }
         let mut bytes = spec.limits().bytes();
-        bytes[level.index()] = minimal;
-        let widened = spec.with_limits(MemoryLimits::from_bytes_unchecked(bytes));
-        let node = action.apply(&widened, self.target).ok()?;
-        Some(Impl { spec: widened, node })
+        let (mut level, mut needed) = (level, needed);
+        for _ in 0..Level::ALL.len() {
+            let info = self.target.level(level);
+            let minimal = if info.register_bytes > 0 { needed } else { needed.next_power_of_two() };
+            if minimal > info.capacity_bytes {
+                return None;
+            }
+            bytes[level.index()] = bytes[level.index()].max(minimal);
+            let widened = spec.with_limits(MemoryLimits::from_bytes_unchecked(bytes));
+            match action.apply(&widened, self.target) {
+                Ok(node) => return Some(Impl { spec: widened, node }),
+                Err(RewriteError::OutOfMemory { level: l, needed: n, .. }) => (level, needed) = (l, n),
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// Rebuilds the optimal implementation of a solved Spec from the memo table.
-    fn reconstruct(&self, spec: &Spec) -> Impl {
+    ///
+    /// A memo box may extend above the limits its decision was solved at (when nothing can
+    /// beat it there); applied at such limits, the decision's children can receive limits no
+    /// search has visited, so missing children are solved here. They cannot cost more (more
+    /// memory never hurts) nor less (the decision is optimal there), so the result is optimal.
+    fn reconstruct(&mut self, spec: &Spec) -> Impl {
+        if self.memo.get(spec).is_none() {
+            let _ = self.solve(spec, u64::MAX);
+        }
         let decision = self
             .memo
             .get(spec)
             .and_then(|e| e.decision.as_ref())
-            .unwrap_or_else(|| panic!("reconstructing an unsolved Spec: {spec}"));
+            .unwrap_or_else(|| panic!("reconstructing an unsatisfiable Spec: {spec}"));
         let node = decision.action.apply(spec, self.target).expect("a stored decision applies to its Spec");
         let mut imp = Impl { spec: spec.clone(), node };
         for child in imp.children_mut() {

@@ -110,6 +110,15 @@ pub enum SpecError {
         /// Which dimension.
         dim: usize,
     },
+    /// More dimensions than Morello supports.
+    #[error("Specs have at most {MAX_RANK} dimensions; this one has {rank}")]
+    TooManyDims {
+        /// The Spec's rank.
+        rank: usize,
+    },
+    /// A Spec with more iteration points than Morello supports.
+    #[error("the Spec's shape has more than 2^{MAX_VOLUME_LOG2} points")]
+    TooLarge,
     /// Wrong number of Spec dimensions.
     #[error("{primitive} takes a {expected}-dimensional shape ({names}); found {found} dimensions")]
     Rank {
@@ -264,7 +273,17 @@ impl LogicalSpec {
     }
 }
 
+/// The largest Spec rank accepted.
+pub const MAX_RANK: usize = 8;
+
+/// Specs may have at most `2^MAX_VOLUME_LOG2` iteration points (keeps costs and indices far
+/// from overflow).
+pub const MAX_VOLUME_LOG2: u32 = 48;
+
 fn check_shape(primitive: Primitive, shape: &[u32]) -> Result<(), SpecError> {
+    if shape.len() > MAX_RANK {
+        return Err(SpecError::TooManyDims { rank: shape.len() });
+    }
     if !primitive.accepts_rank(shape.len()) {
         let def = primitive.def();
         return Err(SpecError::Rank {
@@ -276,6 +295,10 @@ fn check_shape(primitive: Primitive, shape: &[u32]) -> Result<(), SpecError> {
     }
     if let Some(dim) = shape.iter().position(|&d| d == 0) {
         return Err(SpecError::ZeroDim { dim });
+    }
+    let volume = shape.iter().try_fold(1u64, |v, &d| v.checked_mul(u64::from(d)));
+    if volume.is_none_or(|v| v > 1 << MAX_VOLUME_LOG2) {
+        return Err(SpecError::TooLarge);
     }
     Ok(())
 }

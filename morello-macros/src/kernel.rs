@@ -23,8 +23,8 @@ struct Param {
 fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     let KernelDecl { attrs, vis, name, spec, target, .. } = decl;
     let symbol = decl.symbol(package);
-    let name_str = name.to_string();
-    let try_name = format_ident!("try_{}", name);
+    let name_str = decl.plain_name();
+    let try_name = format_ident!("try_{}", name_str);
     let params: Vec<Param> = spec
         .operands()
         .iter()
@@ -47,9 +47,17 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     let signature2 = signature.clone();
     let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.name).collect();
     let length_checks = params.iter().map(|p| {
-        let (n, len) = (&p.name, p.len as usize);
+        let n = &p.name;
         let n_str = n.to_string();
-        quote!(::morello::__private::check_len(#name_str, #n_str, #len, #n.len())?;)
+        // Lengths are computed on the build host; refuse what the target's usize cannot hold.
+        match usize::try_from(p.len) {
+            Ok(len) => quote!(::morello::__private::check_len(#name_str, #n_str, #len, #n.len())?;),
+            Err(_) => syn::Error::new(
+                name.span(),
+                format!("operand `{n_str}` has {} elements, more than fit in memory", p.len),
+            )
+            .into_compile_error(),
+        }
     });
     let ffi_params = params.iter().enumerate().map(|(i, p)| {
         let arg = format_ident!("p{}", i);

@@ -42,6 +42,10 @@ pub fn node_lower_bound(imp: &Impl, child_bounds: &[u64], target: &Target) -> u6
 /// the peak up to a power of two; so `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation
 /// costs at least its lines times the level's weight plus the weight of the cheapest level
 /// that can move there.
+///
+/// This relies on two facts of the cost model, checked in debug builds by
+/// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels, and a move's
+/// destination never has more lines than its source.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let weight = target.level(level).line_cost;

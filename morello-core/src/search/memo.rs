@@ -76,6 +76,11 @@ impl Memo {
         facts.push((limits, bound));
     }
 
+    /// Every logical Spec with its entries (in no particular order).
+    pub fn iter(&self) -> impl Iterator<Item = (&LogicalSpec, &[Entry])> {
+        self.table.iter().map(|(k, v)| (k, v.as_slice()))
+    }
+
     /// Number of logical Specs with at least one entry.
     pub fn logical_specs(&self) -> usize {
         self.table.len()

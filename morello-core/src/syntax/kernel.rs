@@ -109,7 +109,13 @@ impl KernelDecl {
     /// in the build script, and different whenever anything that affects the code changes.
     pub fn symbol(&self, package: &str) -> String {
         let schedule = self.schedule.as_ref().map(|(_, s)| s.to_string()).unwrap_or_default();
-        crate::symbol::kernel_symbol(package, &self.name.to_string(), &self.spec, &schedule, self.target)
+        crate::symbol::kernel_symbol(package, &self.plain_name(), &self.spec, &schedule, self.target)
+    }
+
+    /// The kernel's name without any `r#` prefix.
+    pub fn plain_name(&self) -> String {
+        use syn::ext::IdentExt;
+        self.name.unraw().to_string()
     }
 }
 

@@ -194,7 +194,12 @@ fn build_logical(
             errors.finish()?;
             Ok(logical)
         }
-        Err(e @ (SpecError::Rank { .. } | SpecError::ZeroDim { .. })) => Err(shape.error(e)),
+        Err(
+            e @ (SpecError::Rank { .. }
+            | SpecError::ZeroDim { .. }
+            | SpecError::TooManyDims { .. }
+            | SpecError::TooLarge),
+        ) => Err(shape.error(e)),
         Err(e @ SpecError::OperandCount { .. }) => Err(syn::Error::new(name.span(), e)),
         Err(SpecError::Operand { name: operand_name, source }) => {
             let i = primitive.operands().iter().position(|o| o.name == operand_name).expect("known operand");
