@@ -58,3 +58,118 @@ fn schedule_errors_are_values_at_run_time() {
     .unwrap_err();
     assert!(err.to_string().contains("apply `to_accum` first"), "{err}");
 }
+
+#[test]
+fn every_primitive_can_be_written_in_spec() {
+    let written = [
+        (
+            spec!(Matmul(2x4x8x16, (bf16, GL), (bf16, GL, col_major), (f32, GL))),
+            "Matmul(2x4x8x16, (bf16, GL), (bf16, GL, col_major), (f32, GL))",
+        ),
+        (
+            spec!(MatmulAccum(1x4x8x16, (u8, L1), (i8, L1), (i16, L1))),
+            "MatmulAccum(1x4x8x16, (u8, L1), (i8, L1), (i16, L1))",
+        ),
+        (
+            spec!(Conv(1x8x4x6x6x3x3, (f32, GL), (f32, GL), (f32, GL))),
+            "Conv(1x8x4x6x6x3x3, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(ConvAccum(1x8x4x6x6x3x3, (f32, GL), (f32, GL), (f32, GL))),
+            "ConvAccum(1x8x4x6x6x3x3, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (spec!(Move(4x16, (bf16, GL), (f32, GL, [0, 1, 1 oe8]))), "Move(4x16, (bf16, GL), (f32, GL, [0, 1, 1 oe8]))"),
+        (spec!(FillZero(4x4, (u32, GL))), "FillZero(4x4, (u32, GL))"),
+        (spec!(FillNegInf(4x4, (f32, L1))), "FillNegInf(4x4, (f32, L1))"),
+        (spec!(FillMin(4x4, (i16, GL))), "FillMin(4x4, (i16, GL))"),
+        (spec!(OnePrefix(4x4, (f32, GL), (f32, GL))), "OnePrefix(4x4, (f32, GL), (f32, GL))"),
+        (spec!(Broadcast(4x4, dim = 1, (f32, GL), (f32, GL))), "Broadcast(4x4, dim=1, (f32, GL), (f32, GL))"),
+        (spec!(DivideVec(4x4, (f32, GL), (f32, GL))), "DivideVec(4x4, (f32, GL), (f32, GL))"),
+        (
+            spec!(DivideVecScalar(4x4, scan = 1, (f32, GL), (f32, GL))),
+            "DivideVecScalar(4x4, scan=1, (f32, GL), (f32, GL))",
+        ),
+        (spec!(Max(4x4, dim = 0, (u8, GL), (u8, GL))), "Max(4x4, dim=0, (u8, GL), (u8, GL))"),
+        (spec!(MaxAccum(4x4, dim = 0, (u8, GL), (u8, GL))), "MaxAccum(4x4, dim=0, (u8, GL), (u8, GL))"),
+        (spec!(Softmax(8x512, scan = 1, (f32, GL), (f32, GL))), "Softmax(8x512, scan=1, (f32, GL), (f32, GL))"),
+        (
+            spec!(SoftmaxComplete(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxComplete(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominator(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominator(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAccum(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAccum(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndMax(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndMax(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndMaxAccum(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndMaxAccum(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndMaxFromParts(8x8, scan = 1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndMaxFromParts(8x8, scan=1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndMaxFromPartsAccum(8x8, scan = 1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndMaxFromPartsAccum(8x8, scan=1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndUnscaled(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndUnscaled(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndUnscaledFromMax(8x512, scan = 1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))),
+            "SoftmaxDenominatorAndUnscaledFromMax(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(SoftmaxDenominatorAndUnscaledFromMaxAccum(
+                8x512,
+                scan = 1,
+                (f32, GL),
+                (f32, GL),
+                (f32, GL),
+                (f32, GL)
+            )),
+            "SoftmaxDenominatorAndUnscaledFromMaxAccum(8x512, scan=1, (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!(Compose([Softmax(1x64x128, scan=2), Matmul(1x64x32x128) -> f32], (f32, GL), (f32, GL), (f32, GL))),
+            "Compose([Softmax(1x64x128, scan=2), Matmul(1x64x32x128) -> f32], (f32, GL), (f32, GL), (f32, GL))",
+        ),
+        (
+            spec!((
+                MatmulAccum(
+                    1x4x128x16,
+                    (bf16, L1, row_major),
+                    (bf16, L1, col_major, c0),
+                    (f32, VRF, row_major, v8),
+                    serial
+                ),
+                [64, 1024, 32768, 1073741824]
+            )),
+            "(MatmulAccum(1x4x128x16, (bf16, L1, row_major), (bf16, L1, col_major, c0), (f32, VRF, row_major, v8), serial), [64, 1024, 32768, 1073741824])",
+        ),
+    ];
+    let families: std::collections::BTreeSet<&str> = written
+        .iter()
+        .map(|(s, _)| match s.primitive() {
+            Some(p) => p.name(),
+            None => "Compose",
+        })
+        .collect();
+    for name in morello_core::primitive::Primitive::names().chain(["Compose"]) {
+        assert!(families.contains(name), "no spec! above writes {name}");
+    }
+    for (from_macro, text) in written {
+        let parsed: Spec = text.parse().unwrap();
+        assert_eq!(from_macro, parsed, "{text}");
+        assert_eq!(from_macro.to_string().parse::<Spec>().unwrap(), from_macro);
+    }
+}

@@ -20,7 +20,7 @@ use crate::index::IndexArith;
 use crate::kernels::KernelEmitter;
 use crate::layout::Layout;
 use crate::level::Level;
-use crate::primitive::Direction;
+use crate::primitive::{DimExpr, Direction};
 use crate::shape::{Shape, coordinates, row_major_strides};
 use crate::spec::Spec;
 use crate::tensor::TensorSpec;
@@ -346,14 +346,14 @@ impl Emitter {
 
     fn emit_loop(&mut self, spec: &Spec, l: &crate::imp::LoopNode, views: &[View]) {
         let shape = spec.shape();
-        let prim = spec.primitive();
+        let prim = spec.primitive().expect("only primitive Specs are tiled");
         let rank = shape.len();
         let trips: Vec<u32> = shape.iter().zip(&l.tile).map(|(&s, &t)| s / t).collect();
         let loop_dims: Vec<usize> = (0..rank).filter(|&d| trips[d] > 1).collect();
-        let operand_dims: Vec<Shape> = (0..views.len()).map(|i| prim.operand_dims(i, rank)).collect();
+        let operand_dims: Vec<Dims> = (0..views.len()).map(|i| prim.operand_dims(i, rank)).collect();
         let unroll = views.iter().enumerate().any(|(i, v)| {
             self.buffers[v.buffer].storage != Storage::Memory
-                && operand_dims[i].iter().any(|&d| loop_dims.contains(&(d as usize)))
+                && operand_dims[i].iter().any(|e| loop_dims.iter().any(|&d| e.uses(d as u8)))
         });
         // Per Spec dimension, the offset of the current tile's origin.
         let mut offsets: Vec<Expr> = vec![Expr::constant(0); rank];
@@ -376,7 +376,7 @@ impl Emitter {
         l: &crate::imp::LoopNode,
         loop_dims: &[usize],
         trips: &[u32],
-        operand_dims: &[Shape],
+        operand_dims: &[Dims],
         views: &[View],
         unroll: bool,
         offsets: &mut Vec<Expr>,
@@ -403,23 +403,23 @@ impl Emitter {
         offsets[d] = Expr::constant(0);
     }
 
-    /// The views of a tile at Spec-dimension `offsets`, with the shapes of `region`'s operands.
-    fn shift_views(&self, views: &[View], operand_dims: &[Shape], offsets: &[Expr], region: &Spec) -> Vec<View> {
+    /// The views of a tile whose origin is at Spec-dimension `offsets`, with the shapes of
+    /// `region`'s operands.
+    fn shift_views(&self, views: &[View], operand_dims: &[Dims], offsets: &[Expr], region: &Spec) -> Vec<View> {
         views
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                let origin = v
-                    .origin
-                    .iter()
-                    .zip(&operand_dims[i])
-                    .map(|(o, &d)| o.clone().add(offsets[d as usize].clone()))
-                    .collect();
+                let origin =
+                    v.origin.iter().zip(&operand_dims[i]).map(|(o, e)| o.clone().add(e.offset(offsets))).collect();
                 View { buffer: v.buffer, origin, shape: region.operand(i).shape().into() }
             })
             .collect()
     }
 }
+
+/// How each dimension of an operand derives from the Spec's.
+type Dims = SmallVec<[DimExpr; 7]>;
 
 /// What kernels see of the code generator while emitting.
 struct KernelContext<'e, 'v> {

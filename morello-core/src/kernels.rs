@@ -4,7 +4,7 @@
 use crate::dtype::Dtype;
 use crate::level::Level;
 use crate::limits::MemoryUsage;
-use crate::primitive::{FillValue, Primitive};
+use crate::primitive::{FillValue, Primitive, Role};
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 use crate::tensor::TensorSpec;
@@ -39,14 +39,14 @@ pub enum KernelMismatch {
     Primitive {
         /// What it implements.
         expected: &'static str,
-        /// The Spec's primitive.
-        found: Primitive,
+        /// What the Spec is.
+        found: String,
     },
     /// An operand must be a single element.
     #[error("operand `{operand}` must be a single element, but it is {shape}")]
     NotScalar {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// Its shape, formatted.
         shape: String,
     },
@@ -54,7 +54,7 @@ pub enum KernelMismatch {
     #[error("operand `{operand}` must be in {allowed}, but it is in {found}")]
     Level {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// Allowed levels, formatted.
         allowed: String,
         /// Its level.
@@ -73,7 +73,7 @@ pub enum KernelMismatch {
     #[error("operand `{operand}` must be contiguous")]
     NotContiguous {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
     },
     /// Operands disagree on vector size or layout.
     #[error("operands must have the same shape, layout and vector size")]
@@ -157,18 +157,23 @@ impl KernelKind {
         let direct = |p: Primitive, i: usize| {
             KernelKind::ALL.iter().any(|k| k.primitive() == p && k.operand_levels(i).contains(&level))
         };
+        let any_fill = || {
+            KernelKind::ALL
+                .iter()
+                .any(|k| matches!(k.primitive(), Primitive::Fill(_)) && k.operand_levels(0).contains(&level))
+        };
         direct(primitive, operand)
             || primitive.accumulating_variant().is_some_and(|accum| {
-                let fill = Primitive::Fill(accum.def().accum_init.expect("accumulating primitives declare it"));
-                KernelKind::any_accepts(accum, operand, level)
-                    && (operand != primitive.output_index() || direct(fill, 0))
+                let initialized = matches!(accum.operands()[operand].role, Role::Output { init: Some(_) });
+                KernelKind::any_accepts(accum, operand, level) && (!initialized || any_fill())
             })
     }
 
     /// Whether this kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> Result<(), KernelMismatch> {
-        if spec.primitive() != self.primitive() {
-            return Err(KernelMismatch::Primitive { expected: self.primitive().name(), found: spec.primitive() });
+        if spec.primitive() != Some(self.primitive()) {
+            let found = spec.primitive().map_or_else(|| "a Compose".to_owned(), |p| p.to_string());
+            return Err(KernelMismatch::Primitive { expected: self.primitive().name(), found });
         }
         let _ = target;
         let ops = spec.operands();
@@ -206,7 +211,7 @@ impl KernelKind {
                 check.level(1, &[Level::VRF, Level::L1])?;
                 if ops[0].level() != Level::VRF && ops[1].level() != Level::VRF {
                     return Err(KernelMismatch::Level {
-                        operand: "src or dst",
+                        operand: "src or dst".to_owned(),
                         allowed: Level::VRF.name().to_owned(),
                         found: ops[0].level(),
                     });
@@ -333,8 +338,8 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn name(&self, i: usize) -> &'static str {
-        self.spec.primitive().operands()[i].name
+    fn name(&self, i: usize) -> String {
+        self.spec.operand_name(i).into_owned()
     }
 
     fn op(&self, i: usize) -> &TensorSpec {

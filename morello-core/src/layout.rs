@@ -4,7 +4,10 @@
 //! dimension belongs to one logical dimension and is either the *dynamic* part of it ("whatever
 //! remains") or a fixed-size *strip* (packing). Row-major is one dynamic physical dimension per
 //! logical dimension in order; column-major reverses the order; a Goto-style packed matrix
-//! `[0, 2, 1, 2 p16]` puts 16-wide column strips innermost.
+//! `[0, 2, 1, 2 p16]` puts 16-wide column strips innermost. An *odd-even* strip (`2 oe16`)
+//! also permutes the values inside each strip with the paper's
+//! `σ(s, x) = 2·(x mod s/2) + ⌊2x/s⌋`, interleaving its two halves so that a vector of `s/2`
+//! lanes can be split into even and odd lanes.
 //!
 //! A layout also carries a *contiguity* count: how many innermost physical dimensions are known
 //! to be adjacent in memory (paper §2.4.3). Fresh buffers are fully contiguous; tiling reduces
@@ -26,28 +29,52 @@ use thiserror::Error;
 pub struct PhysDim {
     /// The logical dimension this physical dimension indexes.
     pub logical: u8,
-    /// `None` for the dynamic (outermost) part of the logical dimension, `Some(s)` for a strip
-    /// of `s` consecutive values.
-    pub strip: Option<u32>,
+    /// Which part of the logical dimension it is.
+    pub kind: PhysKind,
+}
+
+/// The part of a logical dimension a physical dimension holds.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum PhysKind {
+    /// The outermost part: whatever the strips inside it leave.
+    Dynamic,
+    /// A strip of this many consecutive values.
+    Packed(u32),
+    /// A strip of this many values, interleaved by the paper's σ (the size is even).
+    OddEven(u32),
 }
 
 impl PhysDim {
     /// The dynamic physical dimension of logical dimension `logical`.
     pub fn dynamic(logical: u8) -> Self {
-        PhysDim { logical, strip: None }
+        PhysDim { logical, kind: PhysKind::Dynamic }
     }
 
     /// A strip of `size` values of logical dimension `logical`.
     pub fn packed(logical: u8, size: u32) -> Self {
-        PhysDim { logical, strip: Some(size) }
+        PhysDim { logical, kind: PhysKind::Packed(size) }
+    }
+
+    /// An odd-even strip of `size` values of logical dimension `logical`.
+    pub fn odd_even(logical: u8, size: u32) -> Self {
+        PhysDim { logical, kind: PhysKind::OddEven(size) }
+    }
+
+    /// The strip size, for packed and odd-even strips.
+    pub fn strip(self) -> Option<u32> {
+        match self.kind {
+            PhysKind::Dynamic => None,
+            PhysKind::Packed(s) | PhysKind::OddEven(s) => Some(s),
+        }
     }
 }
 
 impl fmt::Display for PhysDim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.strip {
-            None => write!(f, "{}", self.logical),
-            Some(s) => write!(f, "{} p{s}", self.logical),
+        match self.kind {
+            PhysKind::Dynamic => write!(f, "{}", self.logical),
+            PhysKind::Packed(s) => write!(f, "{} p{s}", self.logical),
+            PhysKind::OddEven(s) => write!(f, "{} oe{s}", self.logical),
         }
     }
 }
@@ -109,6 +136,29 @@ pub enum LayoutError {
         /// Number of physical dimensions after canonicalization.
         dims: usize,
     },
+    /// An odd-even strip of odd size, or not innermost in its dimension.
+    #[error(
+        "the odd-even strip oe{strip} of dimension {dim} must have an even size and be the dimension's innermost piece"
+    )]
+    BadOddEven {
+        /// The logical dimension.
+        dim: u8,
+        /// The strip size.
+        strip: u32,
+    },
+    /// A tile takes part of an odd-even strip.
+    #[error(
+        "a tile of size {tile} along dimension {dim} takes part of its odd-even strips of size {strip}; \
+         tile by whole strips or single elements"
+    )]
+    TileInsideOddEven {
+        /// The logical dimension.
+        dim: u8,
+        /// The strip size.
+        strip: u32,
+        /// The requested tile extent.
+        tile: u32,
+    },
     /// A tile cuts across the strips of a packed dimension.
     #[error(
         "a tile of size {tile} along dimension {dim} cuts across its strips of size {strip}; \
@@ -165,14 +215,19 @@ impl Layout {
     /// means fully contiguous.
     pub fn new(dims: &[PhysDim], contig: Option<u8>, shape: &[u32]) -> Result<Layout, LayoutError> {
         let rank = shape.len();
-        for pd in dims {
+        for (i, pd) in dims.iter().enumerate() {
             if usize::from(pd.logical) >= rank {
                 return Err(LayoutError::DimOutOfRange { dim: pd.logical, rank });
             }
-            if let Some(s) = pd.strip
+            if let Some(s) = pd.strip()
                 && s < 2
             {
                 return Err(LayoutError::StripTooSmall { dim: pd.logical, strip: s });
+            }
+            if let PhysKind::OddEven(s) = pd.kind
+                && (s % 2 != 0 || dims[i + 1..].iter().any(|q| q.logical == pd.logical))
+            {
+                return Err(LayoutError::BadOddEven { dim: pd.logical, strip: s });
             }
         }
         let mut extents: Extents = SmallVec::with_capacity(dims.len());
@@ -182,14 +237,14 @@ impl Layout {
             if mine.is_empty() && size > 1 {
                 return Err(LayoutError::MissingDim { dim: d, size });
             }
-            let dynamic_count = mine.iter().filter(|p| p.strip.is_none()).count();
+            let dynamic_count = mine.iter().filter(|p| p.kind == PhysKind::Dynamic).count();
             if dynamic_count > 1 {
                 return Err(LayoutError::DuplicateDynamic { dim: d });
             }
-            if dynamic_count == 1 && mine[0].strip.is_some() {
+            if dynamic_count == 1 && mine[0].kind != PhysKind::Dynamic {
                 return Err(LayoutError::DynamicNotOutermost { dim: d });
             }
-            let Some(strips) = mine.iter().filter_map(|p| p.strip).map(u64::from).try_fold(1u64, u64::checked_mul)
+            let Some(strips) = mine.iter().filter_map(|p| p.strip()).map(u64::from).try_fold(1u64, u64::checked_mul)
             else {
                 return Err(LayoutError::StripDoesNotDivide { dim: d, strips: u64::MAX, size });
             };
@@ -199,13 +254,13 @@ impl Layout {
             }
         }
         for pd in dims {
-            extents.push(match pd.strip {
+            extents.push(match pd.strip() {
                 Some(s) => s,
                 None => {
                     let strips: u64 = dims
                         .iter()
                         .filter(|p| p.logical == pd.logical)
-                        .filter_map(|p| p.strip)
+                        .filter_map(|p| p.strip())
                         .map(u64::from)
                         .product();
                     (u64::from(shape[usize::from(pd.logical)]) / strips) as u32
@@ -253,7 +308,7 @@ impl Layout {
     pub fn extents(&self, shape: &[u32]) -> Extents {
         self.dims
             .iter()
-            .map(|pd| match pd.strip {
+            .map(|pd| match pd.strip() {
                 Some(s) => s,
                 None => {
                     let strips: u64 = self.strips_of(pd.logical).map(u64::from).product();
@@ -264,7 +319,7 @@ impl Layout {
     }
 
     fn strips_of(&self, logical: u8) -> impl Iterator<Item = u32> + '_ {
-        self.dims.iter().filter(move |p| p.logical == logical).filter_map(|p| p.strip)
+        self.dims.iter().filter(move |p| p.logical == logical).filter_map(|p| p.strip())
     }
 
     /// Number of elements in the innermost contiguous block.
@@ -295,22 +350,25 @@ impl Layout {
             let d = d as u8;
             let mut remaining = size;
             for i in (0..self.dims.len()).rev().filter(|&i| self.dims[i].logical == d) {
-                match self.dims[i].strip {
-                    Some(s) if remaining >= s => {
+                match self.dims[i].kind {
+                    PhysKind::OddEven(s) if remaining < s && remaining > 1 => {
+                        return Err(LayoutError::TileInsideOddEven { dim: d, strip: s, tile: size });
+                    }
+                    PhysKind::Packed(s) | PhysKind::OddEven(s) if remaining >= s => {
                         if remaining % s != 0 {
                             return Err(LayoutError::TileCrossesStrip { dim: d, strip: s, tile: size });
                         }
                         tile[i] = s;
                         remaining /= s;
                     }
-                    Some(s) => {
+                    PhysKind::Packed(s) | PhysKind::OddEven(s) => {
                         if s % remaining != 0 {
                             return Err(LayoutError::TileCrossesStrip { dim: d, strip: s, tile: size });
                         }
                         tile[i] = remaining;
                         remaining = 1;
                     }
-                    None => {
+                    PhysKind::Dynamic => {
                         tile[i] = remaining;
                         remaining = 1;
                     }
@@ -332,12 +390,19 @@ impl Layout {
         for (d, x) in coord.iter().enumerate() {
             let mut x = x.clone();
             for i in (0..self.dims.len()).rev().filter(|&i| usize::from(self.dims[i].logical) == d) {
-                match self.dims[i].strip {
-                    Some(s) => {
+                match self.dims[i].kind {
+                    PhysKind::Packed(s) => {
                         components[i] = Some(x.clone().rem_const(u64::from(s)));
                         x = x.div_const(u64::from(s));
                     }
-                    None => components[i] = Some(x.clone()),
+                    PhysKind::OddEven(s) => {
+                        // σ(s, r) = 2·(r mod s/2) + ⌊r / (s/2)⌋ for the position r in the strip.
+                        let (s, half) = (u64::from(s), u64::from(s / 2));
+                        let r = x.clone().rem_const(s);
+                        components[i] = Some(r.clone().rem_const(half).mul_const(2).add(r.div_const(half)));
+                        x = x.div_const(s);
+                    }
+                    PhysKind::Dynamic => components[i] = Some(x.clone()),
                 }
             }
         }
@@ -361,20 +426,21 @@ impl Layout {
 /// entries of `dims` are the known-contiguous suffix.
 fn canonicalize(dims: &[PhysDim], extents: &[u32], contig: u8) -> Layout {
     let first_contiguous = dims.len() - usize::from(contig);
-    // (logical dim, extent, in contiguous suffix), extent-1 entries dropped.
-    let mut kept: SmallVec<[(u8, u32, bool); 6]> = dims
+    // (logical dim, odd-even, extent, in contiguous suffix), extent-1 entries dropped.
+    let mut kept: SmallVec<[(u8, bool, u32, bool); 6]> = dims
         .iter()
         .zip(extents)
         .enumerate()
         .filter(|&(_, (_, &e))| e > 1)
-        .map(|(i, (pd, &e))| (pd.logical, e, i >= first_contiguous))
+        .map(|(i, (pd, &e))| (pd.logical, matches!(pd.kind, PhysKind::OddEven(_)), e, i >= first_contiguous))
         .collect();
-    // Merge adjacent pieces of one logical dimension that are contiguous with each other.
+    // Merge adjacent pieces of one logical dimension that are contiguous with each other (an
+    // odd-even strip is a permutation and never merges).
     let mut i = 0;
     while i + 1 < kept.len() {
         let (outer, inner) = (kept[i], kept[i + 1]);
-        if outer.0 == inner.0 && outer.2 && inner.2 {
-            kept[i].1 = outer.1 * inner.1;
+        if outer.0 == inner.0 && !outer.1 && !inner.1 && outer.3 && inner.3 {
+            kept[i].2 = outer.2 * inner.2;
             kept.remove(i + 1);
         } else {
             i += 1;
@@ -383,16 +449,17 @@ fn canonicalize(dims: &[PhysDim], extents: &[u32], contig: u8) -> Layout {
     let mut seen: SmallVec<[u8; 6]> = SmallVec::new();
     let dims = kept
         .iter()
-        .map(|&(logical, extent, _)| {
-            if seen.contains(&logical) {
-                PhysDim::packed(logical, extent)
-            } else {
-                seen.push(logical);
-                PhysDim::dynamic(logical)
+        .map(|&(logical, odd_even, extent, _)| {
+            let first = !seen.contains(&logical);
+            seen.push(logical);
+            match (odd_even, first) {
+                (true, _) => PhysDim::odd_even(logical, extent),
+                (false, true) => PhysDim::dynamic(logical),
+                (false, false) => PhysDim::packed(logical, extent),
             }
         })
         .collect();
-    let contig = kept.iter().filter(|k| k.2).count() as u8;
+    let contig = kept.iter().filter(|k| k.3).count() as u8;
     Layout { dims, contig }
 }
 
@@ -452,6 +519,25 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s));
         }
+    }
+
+    #[test]
+    fn odd_even_strips_interleave_their_halves() {
+        let shape = [16];
+        let l = Layout::new(&[PhysDim::odd_even(0, 8)], None, &[8]).unwrap();
+        assert_eq!(l.to_string(), "[0 oe8]");
+        // σ(8, x) for x = 0..8 places the first half at even positions, the second at odd.
+        let positions: Vec<u64> = (0..8u64).map(|x| l.buffer_index::<u64>(&[8], &[x])).collect();
+        assert_eq!(positions, [0, 2, 4, 6, 1, 3, 5, 7]);
+        let two = Layout::new(&[PhysDim::dynamic(0), PhysDim::odd_even(0, 8)], None, &shape).unwrap();
+        assert_eq!(two.buffer_index::<u64>(&shape, &[12]), 8 + 1);
+        assert!(matches!(two.tile(&shape, &[4]), Err(LayoutError::TileInsideOddEven { .. })));
+        assert_eq!(two.tile(&shape, &[8]).unwrap().to_string(), "[0 oe8]");
+        assert_eq!(two.tile(&shape, &[1]).unwrap(), Layout::empty());
+        assert!(matches!(
+            Layout::new(&[PhysDim::odd_even(0, 8), PhysDim::packed(0, 2)], None, &shape),
+            Err(LayoutError::BadOddEven { .. })
+        ));
     }
 
     #[test]

@@ -41,27 +41,16 @@ pub enum LimitsError {
         /// The nearest power of two below.
         suggestion: u64,
     },
-    /// A limit exceeds the target's capacity.
-    #[error("the {level} limit {bytes} exceeds the target's capacity of {capacity} bytes")]
-    ExceedsCapacity {
-        /// The level.
-        level: Level,
-        /// The limit given.
-        bytes: u64,
-        /// The target's capacity.
-        capacity: u64,
-    },
 }
 
 impl MemoryLimits {
-    /// Validates byte limits for `target`.
+    /// Validates byte limits for `target`. Limits above the target's capacity are allowed (a
+    /// Spec may be written for a larger machine); synthesis and schedules use the capacity
+    /// instead (see [`MemoryLimits::clamped_to`]).
     pub fn new(bytes: [u64; LEVEL_COUNT], target: &Target) -> Result<Self, LimitsError> {
         for level in Level::ALL {
             let b = bytes[level.index()];
             let info = target.level(level);
-            if b > info.capacity_bytes {
-                return Err(LimitsError::ExceedsCapacity { level, bytes: b, capacity: info.capacity_bytes });
-            }
             if info.register_bytes > 0 {
                 if !b.is_multiple_of(u64::from(info.register_bytes)) {
                     return Err(LimitsError::NotWholeRegisters {
@@ -75,6 +64,11 @@ impl MemoryLimits {
             }
         }
         Ok(MemoryLimits(bytes))
+    }
+
+    /// These limits, lowered to what `target` has at each level.
+    pub fn clamped_to(&self, target: &Target) -> MemoryLimits {
+        self.min_per_level(&target.max_limits())
     }
 
     /// Wraps byte values without validation (for targets' own tables and peaks).

@@ -1,25 +1,104 @@
 //! The primitive table: every primitive Spec type declared once.
 //!
-//! A primitive's operands, their directions, how each operand's dimensions derive from the
-//! Spec's dimensions (which also says how a tile of the Spec tiles each operand), which
-//! dimensions are reductions, its accumulating variant and that variant's initial output
-//! value all come from one [`PrimitiveDef`] entry; everything else is derived.
+//! Each family of primitives has one [`PrimitiveDef`] entry: its name (and the name of its
+//! accumulating variant), rank, parameter, operands with their roles and dimension rules, the
+//! dimension it may not be tiled along, and its reference semantics. Everything else — operand
+//! shapes, directions, reduction dimensions, how a tile of the Spec tiles each operand
+//! (including Conv's sliding windows), the initial values `to_accum` writes — is derived.
+//! Facts about the primitives follow `reference/upstream-morello-facts.md` §1.2.
 
+mod table;
+
+pub use table::{AccumInit, DimExpr, DimRule, OperandDef, PrimitiveDef, Role};
+
+use crate::dtype::Dtype;
 use crate::shape::Shape;
+use smallvec::SmallVec;
 use std::fmt;
 
-/// A primitive Spec type.
+/// A primitive Spec type, with its parameters.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub enum Primitive {
-    /// Batched matrix multiplication over `b×m×k×n`: `out[b,m,n] (+)= Σ_k lhs[b,m,k]·rhs[b,k,n]`.
+    /// Batched matrix multiplication over `b×m×k×n`: `out[b,m,n] (+)= Σₖ lhs[b,m,k]·rhs[b,k,n]`.
     Matmul {
-        /// Accumulate into the output instead of overwriting it.
+        /// Accumulate into the output.
         accum: bool,
     },
-    /// Copy between tensors that may differ in level, layout and vector size.
+    /// Batched, multi-channel, valid (unpadded, stride-1) 2-D convolution over
+    /// `b×f×c×h×w×fh×fw` (`h×w` is the output's spatial size):
+    /// `out[b,f,y,x] (+)= Σ_{c,i,j} image[b,c,y+i,x+j]·filters[f,c,i,j]`.
+    Conv {
+        /// Accumulate into the output.
+        accum: bool,
+    },
+    /// Copy between tensors that may differ in level, layout, vector size and (upcasting) dtype.
     Move,
     /// Fill the output with a constant.
     Fill(FillValue),
+    /// `out[0, ...] = input[...]`: a view with a leading unit dimension.
+    OnePrefix,
+    /// Replicate `input` (size 1 along `dim`) along `dim`.
+    Broadcast {
+        /// The broadcast dimension.
+        dim: u8,
+    },
+    /// `values[i] /= divisor[i]`.
+    DivideVec,
+    /// `values[i] /= scalars[i with scan := 0]`.
+    DivideVecScalar {
+        /// The dimension the scalars are constant along.
+        scan: u8,
+    },
+    /// `out (max)= max along dim of input`.
+    Max {
+        /// The reduced dimension.
+        dim: u8,
+        /// Accumulate into the output.
+        accum: bool,
+    },
+    /// `out = exp(x − max(x)) / Σ exp(x − max(x))` along the scan dimension.
+    Softmax {
+        /// The scan dimension.
+        scan: u8,
+    },
+    /// `out = exp(x − max) / denom`, given the maximum and denominator.
+    SoftmaxComplete {
+        /// The scan dimension.
+        scan: u8,
+    },
+    /// `denom (+)= Σ exp(x − max)`, given the maximum.
+    SoftmaxDenominator {
+        /// The scan dimension.
+        scan: u8,
+        /// Accumulate into the denominator.
+        accum: bool,
+    },
+    /// The maximum and the denominator in one pass (online softmax when accumulating).
+    SoftmaxDenominatorAndMax {
+        /// The scan dimension.
+        scan: u8,
+        /// Update a running maximum and denominator.
+        accum: bool,
+    },
+    /// Merges per-chunk maxima and denominators (laid out along the scan dimension).
+    SoftmaxDenominatorAndMaxFromParts {
+        /// The scan dimension.
+        scan: u8,
+        /// Merge into a running maximum and denominator.
+        accum: bool,
+    },
+    /// The denominator and the unscaled exponentials `exp(x − max(x))`.
+    SoftmaxDenominatorAndUnscaled {
+        /// The scan dimension.
+        scan: u8,
+    },
+    /// The denominator and the unscaled exponentials, given the maximum.
+    SoftmaxDenominatorAndUnscaledFromMax {
+        /// The scan dimension.
+        scan: u8,
+        /// Accumulate into the denominator (the exponentials are always written).
+        accum: bool,
+    },
 }
 
 /// The constant a [`Primitive::Fill`] writes.
@@ -27,6 +106,10 @@ pub enum Primitive {
 pub enum FillValue {
     /// Zero.
     Zero,
+    /// Negative infinity (float dtypes only).
+    NegInf,
+    /// The dtype's lowest value (for floats, the most negative finite value).
+    Min,
 }
 
 /// How a Spec reads and writes an operand.
@@ -36,7 +119,7 @@ pub enum Direction {
     In,
     /// Written, without reading the previous contents.
     Out,
-    /// Read and written (accumulating outputs).
+    /// Read and written.
     InOut,
 }
 
@@ -52,109 +135,119 @@ impl Direction {
     }
 }
 
-/// One operand of a primitive.
-#[derive(Debug)]
-pub struct OperandDef {
-    /// Name used in wrappers and messages.
-    pub name: &'static str,
-    /// For each operand dimension, the Spec dimension it is; `None` means the operand has
-    /// exactly the Spec's dimensions.
-    pub dims: Option<&'static [usize]>,
-    /// Whether this is the output.
-    pub output: bool,
-}
-
-/// A family of primitives sharing operands and shape rules.
-#[derive(Debug)]
-pub struct PrimitiveDef {
-    /// Name of the plain variant.
-    pub name: &'static str,
-    /// Name of the accumulating variant, if the family has one.
-    pub accum_name: Option<&'static str>,
-    /// Required Spec rank, or `None` for any rank.
-    pub rank: Option<usize>,
-    /// Names of the Spec dimensions, for messages (fixed-rank families).
-    pub dim_names: &'static [&'static str],
-    /// The operands, in parameter order.
-    pub operands: &'static [OperandDef],
-    /// What the output must hold before the accumulating variant runs.
-    pub accum_init: Option<FillValue>,
-}
-
-static MATMUL: PrimitiveDef = PrimitiveDef {
-    name: "Matmul",
-    accum_name: Some("MatmulAccum"),
-    rank: Some(4),
-    dim_names: &["b", "m", "k", "n"],
-    operands: &[
-        OperandDef { name: "lhs", dims: Some(&[0, 1, 2]), output: false },
-        OperandDef { name: "rhs", dims: Some(&[0, 2, 3]), output: false },
-        OperandDef { name: "out", dims: Some(&[0, 1, 3]), output: true },
-    ],
-    accum_init: Some(FillValue::Zero),
-};
-
-static MOVE: PrimitiveDef = PrimitiveDef {
-    name: "Move",
-    accum_name: None,
-    rank: None,
-    dim_names: &[],
-    operands: &[
-        OperandDef { name: "src", dims: None, output: false },
-        OperandDef { name: "dst", dims: None, output: true },
-    ],
-    accum_init: None,
-};
-
-static FILL_ZERO: PrimitiveDef = PrimitiveDef {
-    name: "FillZero",
-    accum_name: None,
-    rank: None,
-    dim_names: &[],
-    operands: &[OperandDef { name: "out", dims: None, output: true }],
-    accum_init: None,
-};
+/// Names under which primitives are written, with how to build them from their parameter.
+type Constructor = fn(u8) -> Primitive;
+const NAMES: &[(&str, Constructor)] = &[
+    ("Matmul", |_| Primitive::Matmul { accum: false }),
+    ("MatmulAccum", |_| Primitive::Matmul { accum: true }),
+    ("Conv", |_| Primitive::Conv { accum: false }),
+    ("ConvAccum", |_| Primitive::Conv { accum: true }),
+    ("Move", |_| Primitive::Move),
+    ("FillZero", |_| Primitive::Fill(FillValue::Zero)),
+    ("FillNegInf", |_| Primitive::Fill(FillValue::NegInf)),
+    ("FillMin", |_| Primitive::Fill(FillValue::Min)),
+    ("OnePrefix", |_| Primitive::OnePrefix),
+    ("Broadcast", |dim| Primitive::Broadcast { dim }),
+    ("DivideVec", |_| Primitive::DivideVec),
+    ("DivideVecScalar", |scan| Primitive::DivideVecScalar { scan }),
+    ("Max", |dim| Primitive::Max { dim, accum: false }),
+    ("MaxAccum", |dim| Primitive::Max { dim, accum: true }),
+    ("Softmax", |scan| Primitive::Softmax { scan }),
+    ("SoftmaxComplete", |scan| Primitive::SoftmaxComplete { scan }),
+    ("SoftmaxDenominator", |scan| Primitive::SoftmaxDenominator { scan, accum: false }),
+    ("SoftmaxDenominatorAccum", |scan| Primitive::SoftmaxDenominator { scan, accum: true }),
+    ("SoftmaxDenominatorAndMax", |scan| Primitive::SoftmaxDenominatorAndMax { scan, accum: false }),
+    ("SoftmaxDenominatorAndMaxAccum", |scan| Primitive::SoftmaxDenominatorAndMax { scan, accum: true }),
+    ("SoftmaxDenominatorAndMaxFromParts", |scan| Primitive::SoftmaxDenominatorAndMaxFromParts { scan, accum: false }),
+    ("SoftmaxDenominatorAndMaxFromPartsAccum", |scan| Primitive::SoftmaxDenominatorAndMaxFromParts {
+        scan,
+        accum: true,
+    }),
+    ("SoftmaxDenominatorAndUnscaled", |scan| Primitive::SoftmaxDenominatorAndUnscaled { scan }),
+    ("SoftmaxDenominatorAndUnscaledFromMax", |scan| Primitive::SoftmaxDenominatorAndUnscaledFromMax {
+        scan,
+        accum: false,
+    }),
+    ("SoftmaxDenominatorAndUnscaledFromMaxAccum", |scan| Primitive::SoftmaxDenominatorAndUnscaledFromMax {
+        scan,
+        accum: true,
+    }),
+];
 
 impl Primitive {
-    /// Every primitive, in a fixed order.
-    pub const ALL: [Primitive; 4] = [
-        Primitive::Matmul { accum: false },
-        Primitive::Matmul { accum: true },
-        Primitive::Move,
-        Primitive::Fill(FillValue::Zero),
-    ];
+    /// Every primitive name, in a fixed order.
+    pub fn names() -> impl Iterator<Item = &'static str> + Clone {
+        NAMES.iter().map(|(n, _)| *n)
+    }
 
-    /// The family entry in the primitive table.
+    /// The primitive written `name`, with parameter `param` (for families that take one).
+    pub fn from_name(name: &str, param: u8) -> Option<Primitive> {
+        NAMES.iter().find(|(n, _)| *n == name).map(|(_, make)| make(param))
+    }
+
+    /// Name in Spec syntax.
+    pub fn name(self) -> &'static str {
+        NAMES
+            .iter()
+            .find(|(_, make)| make(self.param().unwrap_or(0)) == self)
+            .map(|(n, _)| *n)
+            .expect("every primitive has a name")
+    }
+
+    /// The family's table entry.
     pub fn def(self) -> &'static PrimitiveDef {
+        table::def(self)
+    }
+
+    /// The dimension parameter (`dim` or `scan`), for families that take one.
+    pub fn param(self) -> Option<u8> {
         match self {
-            Primitive::Matmul { .. } => &MATMUL,
-            Primitive::Move => &MOVE,
-            Primitive::Fill(FillValue::Zero) => &FILL_ZERO,
+            Primitive::Broadcast { dim } | Primitive::Max { dim, .. } => Some(dim),
+            Primitive::DivideVecScalar { scan }
+            | Primitive::Softmax { scan }
+            | Primitive::SoftmaxComplete { scan }
+            | Primitive::SoftmaxDenominator { scan, .. }
+            | Primitive::SoftmaxDenominatorAndMax { scan, .. }
+            | Primitive::SoftmaxDenominatorAndMaxFromParts { scan, .. }
+            | Primitive::SoftmaxDenominatorAndUnscaled { scan }
+            | Primitive::SoftmaxDenominatorAndUnscaledFromMax { scan, .. } => Some(scan),
+            _ => None,
         }
     }
 
     /// Whether this is an accumulating variant.
     pub fn is_accumulating(self) -> bool {
-        matches!(self, Primitive::Matmul { accum: true })
+        match self {
+            Primitive::Matmul { accum }
+            | Primitive::Conv { accum }
+            | Primitive::Max { accum, .. }
+            | Primitive::SoftmaxDenominator { accum, .. }
+            | Primitive::SoftmaxDenominatorAndMax { accum, .. }
+            | Primitive::SoftmaxDenominatorAndMaxFromParts { accum, .. }
+            | Primitive::SoftmaxDenominatorAndUnscaledFromMax { accum, .. } => accum,
+            _ => false,
+        }
     }
 
     /// The accumulating variant of a non-accumulating primitive that has one.
     pub fn accumulating_variant(self) -> Option<Primitive> {
-        match self {
-            Primitive::Matmul { accum: false } => Some(Primitive::Matmul { accum: true }),
-            _ => None,
-        }
-    }
-
-    /// Name in Spec syntax.
-    pub fn name(self) -> &'static str {
-        let def = self.def();
-        if self.is_accumulating() { def.accum_name.unwrap_or(def.name) } else { def.name }
-    }
-
-    /// Looks a primitive up by its Spec-syntax name.
-    pub fn from_name(name: &str) -> Option<Primitive> {
-        Primitive::ALL.into_iter().find(|p| p.name() == name)
+        let accumulating = match self {
+            Primitive::Matmul { accum: false } => Primitive::Matmul { accum: true },
+            Primitive::Conv { accum: false } => Primitive::Conv { accum: true },
+            Primitive::Max { dim, accum: false } => Primitive::Max { dim, accum: true },
+            Primitive::SoftmaxDenominator { scan, accum: false } => Primitive::SoftmaxDenominator { scan, accum: true },
+            Primitive::SoftmaxDenominatorAndMax { scan, accum: false } => {
+                Primitive::SoftmaxDenominatorAndMax { scan, accum: true }
+            }
+            Primitive::SoftmaxDenominatorAndMaxFromParts { scan, accum: false } => {
+                Primitive::SoftmaxDenominatorAndMaxFromParts { scan, accum: true }
+            }
+            Primitive::SoftmaxDenominatorAndUnscaledFromMax { scan, accum: false } => {
+                Primitive::SoftmaxDenominatorAndUnscaledFromMax { scan, accum: true }
+            }
+            _ => return None,
+        };
+        Some(accumulating)
     }
 
     /// Number of operands.
@@ -169,50 +262,82 @@ impl Primitive {
 
     /// Direction of operand `i`.
     pub fn direction(self, i: usize) -> Direction {
-        let op = &self.def().operands[i];
-        match (op.output, self.is_accumulating()) {
-            (false, _) => Direction::In,
-            (true, false) => Direction::Out,
-            (true, true) => Direction::InOut,
+        match self.def().operands[i].role {
+            Role::Input => Direction::In,
+            Role::InOut => Direction::InOut,
+            Role::Output { init } if init.is_some() && self.is_accumulating() => Direction::InOut,
+            Role::Output { .. } => Direction::Out,
         }
     }
 
-    /// Index of the (unique) output operand.
-    pub fn output_index(self) -> usize {
-        self.def().operands.iter().position(|o| o.output).expect("every primitive has an output")
+    /// Indices of the operands the primitive writes.
+    pub fn outputs(self) -> impl Iterator<Item = usize> {
+        let defs = self.def().operands;
+        (0..defs.len()).filter(move |&i| !matches!(defs[i].role, Role::Input))
     }
 
     /// Whether `rank` is a valid Spec rank.
     pub fn accepts_rank(self, rank: usize) -> bool {
-        self.def().rank.is_none_or(|r| r == rank) && rank > 0
+        rank > 0 && self.def().rank.is_none_or(|r| r == rank) && self.param().is_none_or(|p| usize::from(p) < rank)
     }
 
-    /// The Spec dimensions operand `i`'s dimensions correspond to.
-    pub fn operand_dims(self, i: usize, spec_rank: usize) -> Shape {
+    /// How operand `i`'s dimensions derive from the Spec's.
+    pub fn operand_dims(self, i: usize, spec_rank: usize) -> SmallVec<[DimExpr; 7]> {
+        let param = self.param().unwrap_or(0);
         match self.def().operands[i].dims {
-            Some(dims) => dims.iter().map(|&d| d as u32).collect(),
-            None => (0..spec_rank as u32).collect(),
+            DimRule::Same => (0..spec_rank as u8).map(DimExpr::Spec).collect(),
+            DimRule::Reduced => {
+                (0..spec_rank as u8).map(|d| if d == param { DimExpr::One } else { DimExpr::Spec(d) }).collect()
+            }
+            DimRule::Prefixed => std::iter::once(DimExpr::One).chain((0..spec_rank as u8).map(DimExpr::Spec)).collect(),
+            DimRule::Fixed(dims) => dims.iter().copied().collect(),
         }
     }
 
-    /// The shape of operand `i` for a Spec of shape `spec_shape`.
+    /// The shape of operand `i` for a Spec (or tile) of shape `spec_shape`.
     pub fn operand_shape(self, i: usize, spec_shape: &[u32]) -> Shape {
-        self.operand_dims(i, spec_shape.len()).iter().map(|&d| spec_shape[d as usize]).collect()
+        self.operand_dims(i, spec_shape.len()).iter().map(|e| e.extent(spec_shape)).collect()
     }
 
-    /// Spec dimensions that do not index the output: tiling them re-visits output elements,
-    /// which only accumulating primitives allow.
+    /// Spec dimensions some output does not depend on: tiling them re-visits that output,
+    /// which only an accumulating variant allows.
     pub fn reduction_dims(self, spec_rank: usize) -> Shape {
-        let out = self.operand_dims(self.output_index(), spec_rank);
-        (0..spec_rank as u32).filter(|d| !out.contains(d)).collect()
+        (0..spec_rank as u8)
+            .filter(|&d| self.outputs().any(|o| !self.operand_dims(o, spec_rank).iter().any(|e| e.uses(d))))
+            .map(u32::from)
+            .collect()
     }
 
-    /// A human name for Spec dimension `d` (`k`, or `dim 2`).
+    /// Spec dimensions that may not be tiled at all (a Softmax's scan dimension).
+    pub fn untileable_dims(self) -> Shape {
+        match (self.def().untileable_param, self.param()) {
+            (true, Some(p)) => smallvec::smallvec![u32::from(p)],
+            _ => Shape::new(),
+        }
+    }
+
+    /// The value `to_accum` fills output `i` with, for the given dtype, if it accumulates.
+    pub fn accum_init(self, i: usize, dtype: Dtype) -> Option<FillValue> {
+        match self.def().operands[i].role {
+            Role::Output { init: Some(AccumInit::Zero) } => Some(FillValue::Zero),
+            Role::Output { init: Some(AccumInit::Lowest) } => {
+                Some(if dtype.is_float() { FillValue::NegInf } else { FillValue::Min })
+            }
+            _ => None,
+        }
+    }
+
+    /// A human name for Spec dimension `d` (`k`, or `dimension 2`).
     pub fn dim_name(self, d: usize) -> String {
         match self.def().dim_names.get(d) {
             Some(name) => (*name).to_owned(),
             None => format!("dimension {d}"),
         }
+    }
+
+    /// Whether operand dtypes are acceptable; `Err` explains why not.
+    pub fn check_dtypes(self, dtypes: &[Dtype]) -> Result<(), String> {
+        table::check_dtypes(self, dtypes)
     }
 }
 
@@ -239,9 +364,38 @@ mod tests {
     }
 
     #[test]
+    fn conv_images_are_sliding_windows() {
+        let conv = Primitive::Conv { accum: false };
+        // b=2, f=8, c=3, output 5×6, filters 3×2: the image is 7×7.
+        let shape = [2, 8, 3, 5, 6, 3, 2];
+        assert_eq!(&conv.operand_shape(0, &shape)[..], &[2, 3, 7, 7]);
+        assert_eq!(&conv.operand_shape(1, &shape)[..], &[8, 3, 3, 2]);
+        assert_eq!(&conv.operand_shape(2, &shape)[..], &[2, 8, 5, 6]);
+        assert_eq!(&conv.reduction_dims(7)[..], &[2, 5, 6]);
+    }
+
+    #[test]
+    fn softmax_parts_have_reduced_operands() {
+        let sdam = Primitive::SoftmaxDenominatorAndMax { scan: 1, accum: false };
+        assert_eq!(&sdam.operand_shape(1, &[4, 512])[..], &[4, 1]);
+        assert_eq!(&sdam.reduction_dims(2)[..], &[1]);
+        assert_eq!(sdam.outputs().collect::<Vec<_>>(), vec![1, 2]);
+        let accum = sdam.accumulating_variant().unwrap();
+        assert_eq!(accum.accum_init(1, Dtype::F32), Some(FillValue::NegInf));
+        assert_eq!(accum.accum_init(2, Dtype::F32), Some(FillValue::Zero));
+        // The exponentials are written, never accumulated.
+        let from_max = Primitive::SoftmaxDenominatorAndUnscaledFromMax { scan: 1, accum: true };
+        assert_eq!(from_max.direction(2), Direction::InOut);
+        assert_eq!(from_max.direction(3), Direction::Out);
+        assert_eq!(&Primitive::Softmax { scan: 1 }.untileable_dims()[..], &[1]);
+        assert_eq!(Primitive::Max { dim: 0, accum: true }.accum_init(1, Dtype::U8), Some(FillValue::Min));
+    }
+
+    #[test]
     fn names_round_trip() {
-        for p in Primitive::ALL {
-            assert_eq!(Primitive::from_name(p.name()), Some(p));
+        for name in Primitive::names() {
+            let p = Primitive::from_name(name, 1).unwrap();
+            assert_eq!(p.name(), name);
         }
     }
 }

@@ -1,24 +1,34 @@
-//! The reference evaluator: naive semantics of every primitive on host arrays, the oracle every
-//! generated kernel is checked against.
+//! The reference evaluator: naive semantics of every primitive and of Compose pipelines on
+//! host arrays, the oracle every generated kernel is checked against.
 //!
 //! # Numerics
 //!
 //! * Integers wrap modulo 2^bits of the output dtype (as the generated C does, which computes
-//!   integer multiply-adds in unsigned arithmetic).
-//! * Floats are accumulated in f64 and rounded once to the output dtype. Kernels accumulate in
-//!   the output dtype, in any order and possibly with fused multiply-adds, so each float output
-//!   element carries a tolerance: for a dot product of `n` terms added to `c`,
-//!   `γ(n+1)·(|c| + Σ|aᵢ·bᵢ|)` with `γ(n) = n·u / (1 − n·u)` and `u` the unit roundoff of the
-//!   output dtype (2⁻²⁴ for f32, 2⁻⁸ for bf16) — the classical worst-case bound for any
-//!   summation order. Copies and fills are exact.
+//!   integer multiply-adds in unsigned arithmetic). Max of integers and all copies are exact.
+//! * Floats are computed in f64 and rounded once to the output dtype; bf16 rounds to nearest
+//!   even. Kernels compute in the output dtype, in any order, possibly with fused multiply-adds
+//!   and approximate `exp`, so every float output element carries an absolute tolerance:
+//!   - a dot product of `n` terms added to `c` (Matmul, Conv): `γ(n+1)·(|c| + Σ|aᵢ·bᵢ|)`, with
+//!     `γ(n) = n·u / (1 − n·u)` and `u` the output dtype's unit roundoff (2⁻²⁴ for f32, 2⁻⁸
+//!     for bf16) — the classical worst-case bound for any summation order;
+//!   - a division (which a kernel may do by multiplying with a reciprocal): `4u·|q|`;
+//!   - softmax and its parts: see [`softmax`](self) (`8u·|v|` per element, `(n + 8)·u·Σ` per
+//!     denominator, assuming kernels' `exp` is within `4u`);
+//!   - copies, fills and maxima: exact.
+//! * A Compose evaluates its stages innermost first, storing each intermediate in its declared
+//!   dtype; each stage's tolerance also carries the error its first input may have (bounded by
+//!   how that stage propagates it: linearly for Matmul, Conv, copies and divisions, 1-Lipschitz
+//!   for Max, multiplicatively for exponentials).
+//! * Softmax takes every exponential of `x − max`, so large inputs do not overflow.
 
 mod host;
+pub mod semantics;
+mod softmax;
 
 pub use host::{Element, HostTensor, Value};
 
-use crate::primitive::Primitive;
 use crate::shape::coordinates;
-use crate::spec::LogicalSpec;
+use crate::spec::{LogicalSpec, SpecKind, parameter_bindings};
 use std::fmt;
 use thiserror::Error;
 
@@ -32,7 +42,7 @@ pub struct Tolerances(pub Vec<Option<Vec<f64>>>);
 #[error("operand `{operand}` at {coordinate:?}: expected {expected}, got {actual} (tolerance {tolerance:e})")]
 pub struct Mismatch {
     /// Operand name.
-    pub operand: &'static str,
+    pub operand: String,
     /// Logical coordinate of the first differing element.
     pub coordinate: Vec<u32>,
     /// Reference value.
@@ -47,69 +57,39 @@ pub struct Mismatch {
 /// operands it writes, and returns the tolerance of every written element.
 pub fn evaluate(spec: &LogicalSpec, args: &mut [HostTensor]) -> Tolerances {
     assert_eq!(args.len(), spec.operands().len(), "one host tensor per operand");
-    let mut tolerances = Tolerances(vec![None; args.len()]);
-    match spec.primitive() {
-        Primitive::Matmul { accum } => {
-            let tol = matmul(spec.shape(), accum, args);
-            tolerances.0[2] = Some(tol);
-        }
-        Primitive::Move => {
-            let (src, dst) = args.split_at_mut(1);
-            for c in coordinates(spec.shape()) {
-                dst[0].set(&c, src[0].get(&c));
-            }
-            tolerances.0[1] = Some(vec![0.0; dst[0].element_count()]);
-        }
-        Primitive::Fill(_) => {
-            for c in coordinates(spec.shape()) {
-                args[0].set(&c, Value::Int(0));
-            }
-            tolerances.0[0] = Some(vec![0.0; args[0].element_count()]);
-        }
-    }
-    tolerances
-}
-
-fn matmul(shape: &[u32], accum: bool, args: &mut [HostTensor]) -> Vec<f64> {
-    let [b, m, k, n] = [shape[0], shape[1], shape[2], shape[3]];
-    let float = args[2].dtype().is_float();
-    let unit_roundoff = args[2].dtype().unit_roundoff();
-    let gamma = {
-        let nu = f64::from(k + 1) * unit_roundoff;
-        nu / (1.0 - nu)
-    };
-    // Read inputs into dense logical arrays once.
-    let lhs = args[0].logical_values();
-    let rhs = args[1].logical_values();
-    let mut tolerance = vec![0.0; args[2].element_count()];
-    for bi in 0..b {
-        for mi in 0..m {
-            for ni in 0..n {
-                let out = [bi, mi, ni];
-                let init = if accum { args[2].get(&out) } else { Value::Int(0) };
-                let l = |ki: u32| &lhs[((bi * m + mi) * k + ki) as usize];
-                let r = |ki: u32| &rhs[((bi * k + ki) * n + ni) as usize];
-                let value = if float {
-                    let (mut sum, mut magnitude) = (init.as_f64(), init.as_f64().abs());
-                    for ki in 0..k {
-                        let term = l(ki).as_f64() * r(ki).as_f64();
-                        sum += term;
-                        magnitude += term.abs();
-                    }
-                    tolerance[args[2].buffer_offset(&out)] = gamma * magnitude;
-                    Value::Float(sum)
+    match spec.kind() {
+        SpecKind::Primitive(p) => (p.def().semantics)(*p, spec.shape(), args, None),
+        SpecKind::Compose(components) => {
+            let bindings = parameter_bindings(components);
+            let mut carried: Option<(HostTensor, Vec<f64>)> = None;
+            let mut result = Tolerances(vec![None; args.len()]);
+            for (c, component) in components.iter().enumerate().rev() {
+                let p = component.primitive;
+                let output = p.operand_count() - 1;
+                let mut stage: Vec<HostTensor> = (0..p.operand_count())
+                    .map(|o| match (o, &carried) {
+                        (0, Some((intermediate, _))) => intermediate.clone(),
+                        _ if o == output && c == 0 => args[args.len() - 1].clone(),
+                        _ if o == output => {
+                            HostTensor::dense(component.output_dtype, &p.operand_shape(o, &component.shape))
+                        }
+                        _ => args[bindings.iter().position(|&b| b == (c, o)).expect("bound input")].clone(),
+                    })
+                    .collect();
+                let input_error = carried.as_ref().map(|(_, e)| e.as_slice());
+                let tolerances = (p.def().semantics)(p, &component.shape, &mut stage, input_error);
+                let error = tolerances.0[output].clone().expect("a stage writes its output");
+                if c == 0 {
+                    let last = args.len() - 1;
+                    args[last] = stage.swap_remove(output);
+                    result.0[last] = Some(error);
                 } else {
-                    let mut sum = init.as_i64();
-                    for ki in 0..k {
-                        sum = sum.wrapping_add(l(ki).as_i64().wrapping_mul(r(ki).as_i64()));
-                    }
-                    Value::Int(sum)
-                };
-                args[2].set(&out, value);
+                    carried = Some((stage.swap_remove(output), error));
+                }
             }
+            result
         }
     }
-    tolerance
 }
 
 /// Compares every written operand of `actual` with `expected` within `tolerances`.
@@ -126,7 +106,7 @@ pub fn compare(
             let (e, a) = (expected[i].get(&c), actual[i].get(&c));
             if !e.agrees_with(&a, tol[offset]) {
                 return Err(Mismatch {
-                    operand: spec.primitive().operands()[i].name,
+                    operand: spec.operand_name(i).into_owned(),
                     coordinate: c.to_vec(),
                     expected: e,
                     actual: a,

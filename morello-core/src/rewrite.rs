@@ -52,6 +52,12 @@ pub enum Action {
 /// Why a rewrite does not apply.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum RewriteError {
+    /// The rewrite is not available for Compose Specs.
+    #[error("{rewrite} cannot be applied to a Compose yet: pipelines can only be written and evaluated so far")]
+    Compose {
+        /// The rewrite.
+        rewrite: &'static str,
+    },
     /// A tile shape of the wrong rank.
     #[error("{primitive} has {expected} dimensions ({names}), but the tile has {found}")]
     TileRank {
@@ -90,6 +96,16 @@ pub enum RewriteError {
         /// The tile, formatted.
         tile: String,
     },
+    /// A dimension the computation needs whole.
+    #[error("{primitive} needs all of {dim_name} at once, so it cannot be tiled along it")]
+    Untileable {
+        /// Dimension index.
+        dim: usize,
+        /// Dimension name.
+        dim_name: String,
+        /// The primitive.
+        primitive: Primitive,
+    },
     /// A tiled reduction dimension on a non-accumulating Spec.
     #[error(
         "tiling the reduction dimension {dim_name} of {primitive} would overwrite partial results; \
@@ -107,17 +123,17 @@ pub enum RewriteError {
     #[error("operand `{operand}` cannot be tiled to {shape}: {source}")]
     TileInvalid {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// The operand tile shape, formatted.
         shape: String,
         /// Why.
         source: TensorSpecError,
     },
     /// No operand with that index.
-    #[error("{primitive} has {count} operands (indices 0..{count}); there is no operand {index}")]
+    #[error("{what} has {count} operands (indices 0..{count}); there is no operand {index}")]
     OperandOutOfRange {
-        /// The primitive.
-        primitive: Primitive,
+        /// The primitive, or "this Compose".
+        what: String,
         /// Index given.
         index: usize,
         /// Number of operands.
@@ -127,7 +143,7 @@ pub enum RewriteError {
     #[error("operand `{operand}` is in {from}, which can move only to {allowed}; not to {to}")]
     MoveDestination {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// Source level.
         from: Level,
         /// Requested level.
@@ -139,7 +155,7 @@ pub enum RewriteError {
     #[error("operand `{operand}` is already in {level} with that layout")]
     SelfMove {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// Its level.
         level: Level,
     },
@@ -147,7 +163,7 @@ pub enum RewriteError {
     #[error("cannot move operand `{operand}` there: {source}")]
     MoveInvalid {
         /// Operand name.
-        operand: &'static str,
+        operand: String,
         /// Why.
         source: TensorSpecError,
     },
@@ -161,11 +177,11 @@ pub enum RewriteError {
         /// Bytes available.
         available: u64,
     },
-    /// `to_accum` on a primitive without an accumulating variant.
-    #[error("{primitive} has no accumulating variant")]
+    /// `to_accum` on a Spec without an accumulating variant.
+    #[error("{what} has no accumulating variant")]
     NoAccumulatingVariant {
         /// The primitive.
-        primitive: Primitive,
+        what: String,
     },
     /// A kernel that does not implement this Spec.
     #[error("{kernel} does not apply: {reason}")]
@@ -208,6 +224,11 @@ impl fmt::Display for Action {
     }
 }
 
-pub(crate) fn operand_name(spec: &Spec, i: usize) -> &'static str {
-    spec.primitive().operands()[i].name
+pub(crate) fn operand_name(spec: &Spec, i: usize) -> String {
+    spec.logical().operand_name(i).into_owned()
+}
+
+/// What a Spec is, for messages: its primitive, or "this Compose".
+pub(crate) fn spec_name(spec: &Spec) -> String {
+    spec.primitive().map_or_else(|| "this Compose".to_owned(), |p| p.to_string())
 }

@@ -81,8 +81,10 @@ pub struct PartialImpl {
 }
 
 impl PartialImpl {
-    /// An implementation of `spec` with nothing scheduled yet.
+    /// An implementation of `spec` with nothing scheduled yet. Limits above the target's
+    /// capacity are lowered to it.
     pub fn new(spec: Spec, target: &'static Target) -> Self {
+        let spec = spec.with_limits(spec.limits().clamped_to(target));
         PartialImpl { root: Impl::leaf(spec), target }
     }
 
@@ -137,7 +139,9 @@ impl PartialImpl {
     /// Tiles the reduction dimension of the default (accumulating) Spec to `k`.
     pub fn split(self, k: u32) -> Result<Self, ScheduleError> {
         let spec = self.default_spec()?;
-        let prim = spec.primitive();
+        let Some(prim) = spec.primitive() else {
+            return Err(RewriteError::Compose { rewrite: "split" }.into());
+        };
         let reductions = prim.reduction_dims(spec.shape().len());
         if reductions.is_empty() {
             return Err(ScheduleError::NothingToSplit(prim.to_string()));
@@ -162,7 +166,7 @@ impl PartialImpl {
         let spec = self.default_spec()?;
         let Some(src) = spec.operands().get(operand) else {
             return Err(RewriteError::OperandOutOfRange {
-                primitive: spec.primitive(),
+                what: spec.primitive().map_or_else(|| "this Compose".to_owned(), |p| p.to_string()),
                 index: operand,
                 count: spec.operands().len(),
             }

@@ -36,7 +36,7 @@ use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
 use crate::limits::{MemoryLimits, snap_down};
 use crate::rewrite::{Action, RewriteError};
-use crate::spec::{LogicalSpec, Spec};
+use crate::spec::{LogicalSpec, Spec, SpecKind};
 use crate::target::Target;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -47,6 +47,15 @@ pub enum SynthesisError {
     /// No implementation fits the Spec's memory limits with the available rewrites and kernels.
     #[error("no implementation of {spec} exists with this target's kernels and these memory limits")]
     Unsatisfiable {
+        /// The Spec, formatted.
+        spec: String,
+    },
+    /// Compose pipelines cannot be implemented yet.
+    #[error(
+        "{spec} is a Compose pipeline; pipelines can be written and evaluated, but not yet implemented \
+         (that needs the bufferize rewrite)"
+    )]
+    Compose {
         /// The Spec, formatted.
         spec: String,
     },
@@ -123,16 +132,27 @@ impl Synthesizer {
         &self.memo
     }
 
-    /// The optimal complete implementation of `spec`.
+    /// The optimal complete implementation of `spec`. Limits above the target's capacity are
+    /// treated as the capacity.
     pub fn synthesize(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
-        match self.optimal_cost(spec) {
-            Some(_) => Ok(self.with_deep_stack(|s| s.reconstruct(spec))),
+        if matches!(spec.logical().kind(), SpecKind::Compose(_)) {
+            return Err(SynthesisError::Compose { spec: spec.to_string() });
+        }
+        let clamped = spec.with_limits(spec.limits().clamped_to(self.target));
+        match self.optimal_cost(&clamped) {
+            Some(_) => {
+                let mut imp = self.with_deep_stack(|s| s.reconstruct(&clamped));
+                imp.spec = spec.clone();
+                Ok(imp)
+            }
             None => Err(SynthesisError::Unsatisfiable { spec: spec.to_string() }),
         }
     }
 
-    /// The optimal cost of `spec`, or `None` if it is unsatisfiable.
+    /// The optimal cost of `spec`, or `None` if it is unsatisfiable. Limits above the
+    /// target's capacity are treated as the capacity.
     pub fn optimal_cost(&mut self, spec: &Spec) -> Option<Cost> {
+        let spec = &spec.with_limits(spec.limits().clamped_to(self.target));
         let start = Instant::now();
         let outcome = self.with_deep_stack(|s| s.solve(spec, u64::MAX));
         self.stats.elapsed += start.elapsed();

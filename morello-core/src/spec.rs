@@ -1,30 +1,44 @@
 //! Specs: what a kernel must compute, where its operands live and how much memory it may use
 //! (paper §2.2).
 //!
-//! A [`Spec`] is a [`LogicalSpec`] (primitive, shape, operand tensor specifications, serial
-//! flag) plus [`MemoryLimits`]. Both can only be built through validating constructors, and
-//! every part is stored canonically, so equal computations are equal values — the property the
-//! synthesis memo table relies on.
+//! A [`Spec`] is a [`LogicalSpec`] (a primitive or a Compose pipeline, its shape, the operand
+//! tensor specifications, the serial flag) plus [`MemoryLimits`]. Both can only be built through
+//! validating constructors, and every part is stored canonically, so equal computations are
+//! equal values — the property the synthesis memo table relies on.
 
-use crate::dtype::Dtype;
-use crate::layout::{Layout, LayoutError, PhysDim};
-use crate::level::Level;
+mod compose;
+mod decl;
+
+pub use compose::{Component, ComponentDecl, DisplayComponents, parameter_bindings};
+pub use decl::{LayoutDecl, OperandDecl};
+
 use crate::limits::{LimitsError, MemoryLimits};
 use crate::primitive::{Direction, Primitive};
 use crate::shape::{DisplayShape, Shape, volume};
 use crate::target::Target;
 use crate::tensor::{TensorSpec, TensorSpecError};
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::fmt;
 use thiserror::Error;
 
 /// Operand tensor specifications of one Spec.
 pub type Operands = SmallVec<[TensorSpec; 3]>;
 
+/// What a Spec computes.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum SpecKind {
+    /// One primitive.
+    Primitive(Primitive),
+    /// A pipeline of primitives, head (outermost) first.
+    Compose(Vec<Component>),
+}
+
 /// A Spec without memory limits: the key of the synthesis memo table.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct LogicalSpec {
-    primitive: Primitive,
+    kind: SpecKind,
+    /// The primitive's shape; for a Compose, the head's.
     shape: Shape,
     operands: Operands,
     serial: bool,
@@ -35,70 +49,6 @@ pub struct LogicalSpec {
 pub struct Spec {
     logical: LogicalSpec,
     limits: MemoryLimits,
-}
-
-/// How a layout is named in Spec and schedule syntax, before it is built for a shape.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum LayoutDecl {
-    /// `row_major`.
-    RowMajor,
-    /// `col_major`.
-    ColMajor,
-    /// An explicit list of physical dimensions, e.g. `[0, 2, 1, 2 p16]`.
-    Physical(Vec<PhysDim>),
-}
-
-impl LayoutDecl {
-    /// The canonical layout for a buffer of `shape`, with `contig` innermost dimensions
-    /// contiguous (`None` = fully contiguous).
-    ///
-    /// `contig` counts physical dimensions as written; `row_major` and `col_major` stand for
-    /// the dimensions larger than 1, in order or reversed (which is also how layouts print).
-    pub fn build(&self, shape: &[u32], contig: Option<u8>) -> Result<Layout, LayoutError> {
-        let larger_than_one = |d: &u8| shape[usize::from(*d)] > 1;
-        let dims: Vec<PhysDim> = match self {
-            LayoutDecl::RowMajor => (0..shape.len() as u8).filter(larger_than_one).map(PhysDim::dynamic).collect(),
-            LayoutDecl::ColMajor => {
-                (0..shape.len() as u8).rev().filter(larger_than_one).map(PhysDim::dynamic).collect()
-            }
-            LayoutDecl::Physical(dims) => dims.clone(),
-        };
-        Layout::new(&dims, contig, shape)
-    }
-}
-
-impl fmt::Display for LayoutDecl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LayoutDecl::RowMajor => f.write_str("row_major"),
-            LayoutDecl::ColMajor => f.write_str("col_major"),
-            LayoutDecl::Physical(dims) => {
-                f.write_str("[")?;
-                for (i, d) in dims.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{d}")?;
-                }
-                f.write_str("]")
-            }
-        }
-    }
-}
-
-/// An operand as written in Spec syntax; its shape comes from the Spec.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct OperandDecl {
-    /// Element type.
-    pub dtype: Dtype,
-    /// Memory level.
-    pub level: Level,
-    /// Layout (ignored for RF).
-    pub layout: LayoutDecl,
-    /// Lanes per vector register (VRF only).
-    pub vector_size: Option<u32>,
-    /// Contiguous innermost physical dimensions; `None` = fully contiguous.
-    pub contig: Option<u8>,
 }
 
 /// Why a Spec is invalid.
@@ -131,11 +81,23 @@ pub enum SpecError {
         /// Dimension names, e.g. `b×m×k×n`.
         names: String,
     },
-    /// Wrong number of operands.
-    #[error("{primitive} takes {expected} operands ({names}); found {found}")]
-    OperandCount {
+    /// A dimension parameter outside the shape.
+    #[error("{primitive}'s {param}={value} is not a dimension of its {rank}-dimensional shape")]
+    ParamOutOfRange {
         /// The primitive.
         primitive: Primitive,
+        /// The parameter's name.
+        param: &'static str,
+        /// Its value.
+        value: u8,
+        /// The Spec's rank.
+        rank: usize,
+    },
+    /// Wrong number of operands.
+    #[error("{what} takes {expected} operands ({names}); found {found}")]
+    OperandCount {
+        /// The primitive or Compose.
+        what: String,
         /// Required count.
         expected: usize,
         /// Count given.
@@ -144,14 +106,12 @@ pub enum SpecError {
         names: String,
     },
     /// An explicitly written operand shape disagrees with the Spec's shape.
-    #[error("operand `{name}` has shape {found}, but {primitive}({spec_shape}) requires {expected}")]
+    #[error("operand `{name}` has shape {found}, but {what} requires {expected}")]
     OperandShape {
-        /// The primitive.
-        primitive: Primitive,
-        /// The Spec's shape, formatted.
-        spec_shape: String,
+        /// The Spec, briefly.
+        what: String,
         /// Operand name.
-        name: &'static str,
+        name: String,
         /// Required shape, formatted.
         expected: String,
         /// Shape given, formatted.
@@ -160,18 +120,41 @@ pub enum SpecError {
     /// An invalid operand.
     #[error("operand `{name}`: {source}")]
     Operand {
+        /// Operand index.
+        index: usize,
         /// Operand name.
-        name: &'static str,
+        name: String,
         /// What is wrong with it.
         source: TensorSpecError,
+    },
+    /// Operand dtypes the primitive does not accept.
+    #[error("{0}")]
+    Dtypes(String),
+    /// A Compose with fewer than two components.
+    #[error("a Compose needs at least two components")]
+    ComposeTooShort,
+    /// An invalid Compose component.
+    #[error("component {index}: {reason}")]
+    Component {
+        /// Component index (0 = head).
+        index: usize,
+        /// What is wrong.
+        reason: String,
     },
     /// Invalid memory limits.
     #[error(transparent)]
     Limits(#[from] LimitsError),
 }
 
+/// The largest Spec rank accepted.
+pub const MAX_RANK: usize = 8;
+
+/// Specs may have at most `2^MAX_VOLUME_LOG2` iteration points (keeps costs and indices far
+/// from overflow).
+pub const MAX_VOLUME_LOG2: u32 = 48;
+
 impl LogicalSpec {
-    /// Builds a logical Spec from operands as written in syntax, deriving operand shapes.
+    /// Builds a primitive Spec from operands as written in syntax, deriving operand shapes.
     pub fn new(
         primitive: Primitive,
         shape: &[u32],
@@ -180,34 +163,37 @@ impl LogicalSpec {
         target: &Target,
     ) -> Result<LogicalSpec, SpecError> {
         check_shape(primitive, shape)?;
-        let defs = primitive.operands();
-        if operands.len() != defs.len() {
-            return Err(SpecError::OperandCount {
-                primitive,
-                expected: defs.len(),
-                found: operands.len(),
-                names: defs.iter().map(|d| d.name).collect::<Vec<_>>().join(", "),
-            });
-        }
-        let mut tensors = Operands::new();
-        for (i, decl) in operands.iter().enumerate() {
-            let op_shape = primitive.operand_shape(i, shape);
-            let name = defs[i].name;
-            let wrap = |source: TensorSpecError| SpecError::Operand { name, source };
-            let layout = if decl.level.has_layout() {
-                decl.layout.build(&op_shape, decl.contig).map_err(|e| wrap(e.into()))?
-            } else {
-                Layout::empty()
-            };
-            let t =
-                TensorSpec::new(op_shape, decl.dtype, decl.level, layout, decl.vector_size, target).map_err(wrap)?;
-            tensors.push(t);
-        }
-        Ok(LogicalSpec { primitive, shape: shape.into(), operands: tensors, serial })
+        let names: Vec<&str> = primitive.operands().iter().map(|o| o.name).collect();
+        let shapes: Vec<Shape> = (0..names.len()).map(|i| primitive.operand_shape(i, shape)).collect();
+        let tensors = build_operands(&primitive.to_string(), &names, &shapes, operands, target)?;
+        let dtypes: Vec<_> = tensors.iter().map(|t| t.dtype()).collect();
+        primitive.check_dtypes(&dtypes).map_err(SpecError::Dtypes)?;
+        Ok(LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands: tensors, serial })
     }
 
-    /// Builds a logical Spec from already-valid operand tensor specifications (as rewrites do).
-    /// Operand shapes must match the primitive's shape rules.
+    /// Builds a Compose Spec from its components (head first) and parameters as written.
+    pub fn compose(
+        components: &[ComponentDecl],
+        operands: &[OperandDecl],
+        serial: bool,
+        target: &Target,
+    ) -> Result<LogicalSpec, SpecError> {
+        let output_dtype = operands.last().map_or(crate::dtype::Dtype::F32, |o| o.dtype);
+        let components = compose::check_components(components, output_dtype)?;
+        let bindings = parameter_bindings(&components);
+        let names: Vec<String> = (0..bindings.len()).map(|i| compose::parameter_name(&components, i)).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let shapes: Vec<Shape> =
+            bindings.iter().map(|&(c, o)| components[c].primitive.operand_shape(o, &components[c].shape)).collect();
+        let tensors = build_operands("this Compose", &names, &shapes, operands, target)?;
+        let dtypes: Vec<_> = tensors.iter().map(|t| t.dtype()).collect();
+        compose::check_component_dtypes(&components, &dtypes)?;
+        let shape = components[0].shape.clone();
+        Ok(LogicalSpec { kind: SpecKind::Compose(components), shape, operands: tensors, serial })
+    }
+
+    /// Builds a primitive Spec from already-valid operand tensor specifications (as rewrites
+    /// do). Operand shapes must match the primitive's shape rules.
     pub fn from_tensors(primitive: Primitive, shape: &[u32], operands: Operands, serial: bool) -> LogicalSpec {
         debug_assert_eq!(operands.len(), primitive.operand_count());
         debug_assert!(
@@ -215,15 +201,23 @@ impl LogicalSpec {
             "operand shapes disagree with {primitive}({})",
             DisplayShape(shape)
         );
-        LogicalSpec { primitive, shape: shape.into(), operands, serial }
+        LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands, serial }
     }
 
-    /// The primitive.
-    pub fn primitive(&self) -> Primitive {
-        self.primitive
+    /// What the Spec computes.
+    pub fn kind(&self) -> &SpecKind {
+        &self.kind
     }
 
-    /// The Spec's shape (e.g. `b×m×k×n` for Matmul).
+    /// The primitive, unless this is a Compose.
+    pub fn primitive(&self) -> Option<Primitive> {
+        match self.kind {
+            SpecKind::Primitive(p) => Some(p),
+            SpecKind::Compose(_) => None,
+        }
+    }
+
+    /// The Spec's shape (e.g. `b×m×k×n` for Matmul; the head's for a Compose).
     pub fn shape(&self) -> &[u32] {
         &self.shape
     }
@@ -245,7 +239,21 @@ impl LogicalSpec {
 
     /// Direction of operand `i`.
     pub fn direction(&self, i: usize) -> Direction {
-        self.primitive.direction(i)
+        match &self.kind {
+            SpecKind::Primitive(p) => p.direction(i),
+            SpecKind::Compose(components) => {
+                let head = components[0].primitive;
+                if i + 1 == self.operands.len() { head.direction(head.operand_count() - 1) } else { Direction::In }
+            }
+        }
+    }
+
+    /// Name of operand `i` (a valid Rust identifier).
+    pub fn operand_name(&self, i: usize) -> Cow<'static, str> {
+        match &self.kind {
+            SpecKind::Primitive(p) => Cow::Borrowed(p.operands()[i].name),
+            SpecKind::Compose(components) => Cow::Owned(compose::parameter_name(components, i)),
+        }
     }
 
     /// This Spec with operand `i` replaced by `tensor` (same shape).
@@ -256,42 +264,59 @@ impl LogicalSpec {
         out
     }
 
-    /// This Spec as another primitive with the same operands (e.g. its accumulating variant).
+    /// This primitive Spec as another primitive with the same operands (e.g. its accumulating
+    /// variant).
     pub fn with_primitive(&self, primitive: Primitive) -> LogicalSpec {
-        LogicalSpec { primitive, ..self.clone() }
-    }
-
-    /// The operand shapes, formatted, for messages.
-    pub fn describe_operands(&self) -> String {
-        let names = self.primitive.operands();
-        self.operands
-            .iter()
-            .zip(names)
-            .map(|(t, d)| format!("{} {}", d.name, DisplayShape(t.shape())))
-            .collect::<Vec<_>>()
-            .join(", ")
+        debug_assert!(matches!(self.kind, SpecKind::Primitive(_)));
+        LogicalSpec { kind: SpecKind::Primitive(primitive), ..self.clone() }
     }
 }
 
-/// The largest Spec rank accepted.
-pub const MAX_RANK: usize = 8;
+fn build_operands(
+    what: &str,
+    names: &[&str],
+    shapes: &[Shape],
+    operands: &[OperandDecl],
+    target: &Target,
+) -> Result<Operands, SpecError> {
+    if operands.len() != names.len() {
+        return Err(SpecError::OperandCount {
+            what: what.to_owned(),
+            expected: names.len(),
+            found: operands.len(),
+            names: names.join(", "),
+        });
+    }
+    operands
+        .iter()
+        .enumerate()
+        .map(|(i, decl)| {
+            decl.build(&shapes[i], target).map_err(|source| SpecError::Operand {
+                index: i,
+                name: names[i].to_owned(),
+                source,
+            })
+        })
+        .collect()
+}
 
-/// Specs may have at most `2^MAX_VOLUME_LOG2` iteration points (keeps costs and indices far
-/// from overflow).
-pub const MAX_VOLUME_LOG2: u32 = 48;
-
-fn check_shape(primitive: Primitive, shape: &[u32]) -> Result<(), SpecError> {
+pub(crate) fn check_shape(primitive: Primitive, shape: &[u32]) -> Result<(), SpecError> {
     if shape.len() > MAX_RANK {
         return Err(SpecError::TooManyDims { rank: shape.len() });
     }
-    if !primitive.accepts_rank(shape.len()) {
-        let def = primitive.def();
+    let def = primitive.def();
+    if def.rank.is_some_and(|r| r != shape.len()) || shape.is_empty() {
         return Err(SpecError::Rank {
             primitive,
             expected: def.rank.unwrap_or(1),
             found: shape.len(),
             names: def.dim_names.join("×"),
         });
+    }
+    if let (Some(param), Some(value)) = (def.param, primitive.param())
+        && usize::from(value) >= shape.len()
+    {
+        return Err(SpecError::ParamOutOfRange { primitive, param, value, rank: shape.len() });
     }
     if let Some(dim) = shape.iter().position(|&d| d == 0) {
         return Err(SpecError::ZeroDim { dim });
@@ -319,9 +344,9 @@ impl Spec {
         &self.limits
     }
 
-    /// The primitive.
-    pub fn primitive(&self) -> Primitive {
-        self.logical.primitive
+    /// The primitive, unless this is a Compose.
+    pub fn primitive(&self) -> Option<Primitive> {
+        self.logical.primitive()
     }
 
     /// The Spec's shape.
@@ -346,9 +371,18 @@ impl Spec {
 }
 
 impl fmt::Display for LogicalSpec {
-    /// Formats in Spec syntax: `Matmul(1×4×4×16, (f32, RF), ..., serial)`.
+    /// Formats in Spec syntax: `Matmul(1×4×4×16, (f32, RF), ..., serial)` or
+    /// `Compose([...], (f32, GL), ...)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({}", self.primitive, DisplayShape(&self.shape))?;
+        match &self.kind {
+            SpecKind::Primitive(p) => {
+                write!(f, "{p}({}", DisplayShape(&self.shape))?;
+                if let (Some(param), Some(value)) = (p.def().param, p.param()) {
+                    write!(f, ", {param}={value}")?;
+                }
+            }
+            SpecKind::Compose(components) => write!(f, "Compose({}", DisplayComponents(components))?,
+        }
         for t in &self.operands {
             write!(f, ", {t}")?;
         }
@@ -369,6 +403,8 @@ impl fmt::Display for Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::Dtype;
+    use crate::level::Level;
     use crate::target::X86_AVX2;
 
     fn decl(dtype: Dtype, level: Level, vs: Option<u32>) -> OperandDecl {
@@ -408,5 +444,56 @@ mod tests {
         assert_eq!(err.to_string(), "operand `rhs`: a VRF tensor needs a vector size such as `v8`");
         let err = LogicalSpec::new(Primitive::Matmul { accum: false }, &[4, 4, 4], &[], false, &X86_AVX2).unwrap_err();
         assert!(matches!(err, SpecError::Rank { expected: 4, found: 3, .. }));
+    }
+
+    #[test]
+    fn compose_binds_parameters_in_the_papers_order() {
+        let components = [
+            ComponentDecl {
+                primitive: Primitive::Matmul { accum: false },
+                shape: Shape::from_slice(&[1, 64, 32, 128]),
+                output_dtype: None,
+            },
+            ComponentDecl {
+                primitive: Primitive::Matmul { accum: false },
+                shape: Shape::from_slice(&[1, 64, 1024, 32]),
+                output_dtype: Some(Dtype::F32),
+            },
+        ];
+        let gl = decl(Dtype::F32, Level::GL, None);
+        let c = LogicalSpec::compose(&components, &[gl.clone(), gl.clone(), gl.clone(), gl], false, &X86_AVX2).unwrap();
+        let shapes: Vec<String> = c.operands().iter().map(|t| DisplayShape(t.shape()).to_string()).collect();
+        assert_eq!(shapes, ["1×32×128", "1×64×1024", "1×1024×32", "1×64×128"]);
+        let names: Vec<_> = (0..4).map(|i| c.operand_name(i).into_owned()).collect();
+        assert_eq!(names, ["rhs", "lhs_1", "rhs_1", "out"]);
+        assert_eq!(c.direction(3), Direction::Out);
+        assert_eq!(
+            c.to_string(),
+            "Compose([Matmul(1×64×32×128), Matmul(1×64×1024×32) -> f32], (f32, GL, row_major), (f32, GL, row_major), \
+             (f32, GL, row_major), (f32, GL, row_major))"
+        );
+    }
+
+    #[test]
+    fn compose_rejects_side_effecting_inner_stages() {
+        let components = [
+            ComponentDecl {
+                primitive: Primitive::Matmul { accum: false },
+                shape: Shape::from_slice(&[1, 4, 4, 4]),
+                output_dtype: None,
+            },
+            ComponentDecl {
+                primitive: Primitive::Matmul { accum: true },
+                shape: Shape::from_slice(&[1, 4, 4, 4]),
+                output_dtype: Some(Dtype::F32),
+            },
+        ];
+        let gl = decl(Dtype::F32, Level::GL, None);
+        let err =
+            LogicalSpec::compose(&components, &[gl.clone(), gl.clone(), gl.clone(), gl], false, &X86_AVX2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "component 1: MatmulAccum has side effects, so it can only be the head (first) component"
+        );
     }
 }

@@ -7,17 +7,34 @@
 //! Spec notation (paper §2.2), as written inside macros:
 //!
 //! ```text
-//! (MatmulAccum(1x4x128x16, (f32, L1, row_major), (f32, L1, col_major, c0),
-//!              (f32, VRF, row_major, v8), serial), [64, 512, 32768, 1073741824])
+//! (MatmulAccum(1x4x128x16, (bf16, L1, row_major), (bf16, L1, col_major, c0),
+//!              (f32, VRF, row_major, v8), serial), [64, 1024, 32768, 1073741824])
+//! Softmax(8x512, scan=1, (f32, GL), (f32, GL))
+//! Conv(1x8x4x30x30x3x3, (f32, GL), (f32, GL), (f32, GL))
+//! Move(1x64x64, (bf16, GL), (f32, GL, [0, 2, 1, 2 oe16]))
+//! Compose([Softmax(1x64x128, scan=2), Matmul(1x64x32x128) -> f32], (f32, GL), (f32, GL), (f32, GL))
 //! ```
 //!
-//! Shapes are written `1x4x16` (or `1×4×16` in strings). Operands are `(dtype, level)` with an
-//! optional layout (`row_major`, `col_major`, or physical dimensions such as
-//! `[0, 2, 1, 2 p16]`), vector size `vN` and contiguity `cN`; an operand may start with its own
-//! shape, which must agree with the Spec. Memory limits are bytes per level (RF, VRF, L1, GL)
-//! and default to the target's capacity.
+//! * A primitive, its shape (`1x4x16`, or `1×4×16` in strings, or `[1, 4, 16]`) and, for the
+//!   families that have one, its dimension parameter (`dim=N` for Broadcast and Max, `scan=N` for
+//!   DivideVecScalar and the softmax family).
+//! * One operand per parameter: `(dtype, level[, layout][, vN][, cN])`, optionally starting with
+//!   its own shape, which must agree with the Spec. Layouts are `row_major`, `col_major`, or
+//!   physical dimensions slowest first where a dimension may carry a packed strip `p16` or an
+//!   odd-even strip `oe16`. `vN` is the lanes per vector register (VRF only); `cN` says only the
+//!   innermost N physical dimensions are known to be adjacent (counted as written; `row_major`
+//!   and `col_major` stand for the dimensions larger than 1).
+//! * `serial`: the implementation may use one thread only.
+//! * Memory limits in bytes per level (RF, VRF, L1, GL), defaulting to the target's capacity.
+//!   Register levels count whole registers; L1 and GL limits are powers of two. Limits above the
+//!   target's capacity are kept as written and treated as the capacity when implementing.
+//! * `Compose([head, ..., innermost -> dtype], operands...)`: stages from the outermost (which
+//!   runs last) to the innermost, each non-head stage with its output dtype; the operands are
+//!   the head's inputs after its first, then each middle stage's, then all of the innermost
+//!   stage's inputs, then the output.
 
 mod kernel;
+mod operand;
 mod schedule;
 mod spec;
 

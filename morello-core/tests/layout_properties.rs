@@ -5,13 +5,14 @@ use morello_core::layout::{Layout, PhysDim};
 use morello_core::shape::coordinates;
 use proptest::prelude::*;
 
-/// A shape and a layout for it: a permutation of its dimensions, maybe with one strip.
+/// A shape and a layout for it: a permutation of its dimensions, maybe with one packed or
+/// odd-even strip.
 fn shape_and_layout() -> impl Strategy<Value = (Vec<u32>, Layout)> {
     let dim = prop::sample::select(vec![1u32, 2, 4, 8, 12, 16]);
     (
         prop::collection::vec(dim, 2..=3),
         any::<u64>(),
-        prop::option::of((0usize..3, prop::sample::select(vec![2u32, 4, 8]))),
+        prop::option::of((0usize..3, prop::sample::select(vec![2u32, 4, 8]), any::<bool>())),
     )
         .prop_filter_map("layout must fit the shape", |(shape, seed, strip)| {
             let rank = shape.len();
@@ -20,8 +21,9 @@ fn shape_and_layout() -> impl Strategy<Value = (Vec<u32>, Layout)> {
                 order.swap(i, (seed as usize >> (4 * i)) % (i + 1));
             }
             let mut dims: Vec<PhysDim> = order.iter().map(|&d| PhysDim::dynamic(d)).collect();
-            if let Some((d, s)) = strip {
-                dims.push(PhysDim::packed((d % rank) as u8, s));
+            if let Some((d, s, odd_even)) = strip {
+                let d = (d % rank) as u8;
+                dims.push(if odd_even { PhysDim::odd_even(d, s) } else { PhysDim::packed(d, s) });
             }
             let layout = Layout::new(&dims, None, &shape).ok()?;
             Some((shape, layout))
@@ -82,8 +84,10 @@ fn generated_tiles_exercise_contiguity() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = (shape_and_layout(), prop::collection::vec(0u32..5, 3));
     let mut multi_element_runs = 0;
+    let mut odd_even = 0;
     for _ in 0..300 {
         let ((shape, layout), exponents) = strategy.new_tree(&mut runner).unwrap().current();
+        odd_even += usize::from(layout.to_string().contains("oe"));
         let tile: Vec<u32> =
             shape.iter().zip(&exponents).map(|(&d, &e)| if d % (1 << e) == 0 { 1 << e } else { d }).collect();
         if let Ok(t) = layout.tile(&shape, &tile)
@@ -94,4 +98,5 @@ fn generated_tiles_exercise_contiguity() {
         }
     }
     assert!(multi_element_runs > 30, "only {multi_element_runs} of 300 cases had partial contiguity to check");
+    assert!(odd_even > 30, "only {odd_even} of 300 layouts had an odd-even strip");
 }

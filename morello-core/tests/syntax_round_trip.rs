@@ -1,6 +1,7 @@
 //! Spec notation: printing then parsing gives back the same Spec, for arbitrary valid Specs;
 //! and parse errors say what is wrong and where.
 
+use morello_core::primitive::Primitive;
 use morello_core::spec::Spec;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -9,27 +10,36 @@ fn dims() -> impl Strategy<Value = u32> {
     prop::sample::select(vec![1u32, 2, 3, 4, 8, 16])
 }
 
-fn operand(rank: usize) -> impl Strategy<Value = String> {
-    let dtype = prop::sample::select(vec!["u8", "i8", "u16", "i16", "u32", "i32", "f32", "bf16"]);
+/// A layout for a rank-`rank` operand: row/column-major, or a permutation with a packed or
+/// odd-even strip on one dimension.
+fn layout(rank: usize) -> impl Strategy<Value = String> {
+    (0u8..4, any::<u64>(), prop::sample::select(vec![2u32, 4, 8])).prop_map(move |(kind, seed, strip)| {
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.rotate_left((seed as usize) % rank.max(1));
+        let mut dims: Vec<String> = order.iter().map(|d| d.to_string()).collect();
+        match kind {
+            0 => "row_major".to_owned(),
+            1 => "col_major".to_owned(),
+            2 => {
+                dims.push(format!("{} p{strip}", order[0]));
+                format!("[{}]", dims.join(", "))
+            }
+            _ => {
+                dims.push(format!("{} oe{strip}", order[0]));
+                format!("[{}]", dims.join(", "))
+            }
+        }
+    })
+}
+
+fn operand(rank: usize, dtype: &'static str) -> impl Strategy<Value = String> {
     let level = prop::sample::select(vec!["RF", "L1", "GL", "VRF"]);
-    let layout = prop::sample::select(vec!["row_major", "col_major", "[P]"]);
     let contig = prop::option::of(0u8..4);
-    let strip = prop::sample::select(vec![2u32, 4, 8]);
-    let order_seed = any::<u64>();
-    (dtype, level, layout, contig, strip, order_seed, prop::sample::select(vec![4u32, 8, 16, 32])).prop_map(
-        move |(dtype, level, layout, contig, strip, seed, lanes)| {
+    (level, layout(rank), contig, prop::sample::select(vec![4u32, 8, 16, 32])).prop_map(
+        move |(level, layout, contig, lanes)| {
             let mut parts = vec![dtype.to_owned(), level.to_owned()];
             if level != "RF" {
-                if layout == "[P]" {
-                    // A permutation of the dimensions, with a strip on the first one.
-                    let mut order: Vec<usize> = (0..rank).collect();
-                    order.rotate_left((seed as usize) % rank.max(1));
-                    let mut s: Vec<String> = order.iter().map(|d| d.to_string()).collect();
-                    s.push(format!("{} p{strip}", order[0]));
-                    parts.push(format!("[{}]", s.join(", ")));
-                } else {
-                    parts.push(layout.to_owned());
-                }
+                parts.push(layout);
                 if level == "VRF" {
                     parts.push(format!("v{lanes}"));
                 }
@@ -42,50 +52,60 @@ fn operand(rank: usize) -> impl Strategy<Value = String> {
     )
 }
 
-/// Spec text that may or may not be valid; the property is checked on the valid ones.
-fn spec_text() -> impl Strategy<Value = String> {
-    let limits = (
+fn limits() -> impl Strategy<Value = String> {
+    (
         prop::sample::select(vec![0u64, 4, 32, 64]),
-        prop::sample::select(vec![0u64, 32, 256, 512]),
+        prop::sample::select(vec![0u64, 32, 256, 512, 1024]),
         prop::sample::select(vec![0u64, 64, 1024, 32768]),
         prop::sample::select(vec![0u64, 4096, 1 << 30]),
-    );
-    prop_oneof![
-        (
-            prop::collection::vec(dims(), 4),
-            prop::collection::vec(operand(3), 3),
-            any::<bool>(),
-            any::<bool>(),
-            limits.clone()
-        )
-            .prop_map(|(d, ops, accum, serial, l)| {
-                let name = if accum { "MatmulAccum" } else { "Matmul" };
+    )
+        .prop_map(|l| format!("[{}, {}, {}, {}]", l.0, l.1, l.2, l.3))
+}
+
+fn dtype() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["f32", "f32", "f32", "bf16", "u8", "i8", "u16", "i16", "u32", "i32"])
+}
+
+/// Any primitive from the table, with a shape of its rank, its parameter and its operands.
+fn primitive_text() -> impl Strategy<Value = String> {
+    let names: Vec<&'static str> = Primitive::names().collect();
+    (prop::sample::select(names), 1usize..=4, any::<u8>(), dtype(), any::<bool>(), limits()).prop_flat_map(
+        |(name, free_rank, param_seed, dtype, serial, limits)| {
+            let probe = Primitive::from_name(name, 0).unwrap();
+            let rank = probe.def().rank.unwrap_or(free_rank);
+            let param = param_seed % rank as u8;
+            let primitive = Primitive::from_name(name, param).unwrap();
+            let ranks: Vec<usize> =
+                (0..primitive.operand_count()).map(|i| primitive.operand_dims(i, rank).len()).collect();
+            let operands: Vec<_> = ranks.iter().map(|&r| operand(r, dtype)).collect();
+            (prop::collection::vec(dims(), rank), operands).prop_map(move |(shape, ops)| {
+                let shape = shape.iter().map(u32::to_string).collect::<Vec<_>>().join("x");
+                let param = primitive.def().param.map(|p| format!(", {p}={param}")).unwrap_or_default();
                 let serial = if serial { ", serial" } else { "" };
-                format!(
-                    "({name}({}x{}x{}x{}, {}{serial}), [{}, {}, {}, {}])",
-                    d[0],
-                    d[1],
-                    d[2],
-                    d[3],
-                    ops.join(", "),
-                    l.0,
-                    l.1,
-                    l.2,
-                    l.3
-                )
-            }),
-        (prop::collection::vec(dims(), 2), prop::collection::vec(operand(2), 2), limits.clone()).prop_map(
-            |(d, ops, l)| {
-                format!("(Move({}x{}, {}), [{}, {}, {}, {}])", d[0], d[1], ops.join(", "), l.0, l.1, l.2, l.3)
-            }
-        ),
-        (prop::collection::vec(dims(), 3), operand(3))
-            .prop_map(|(d, op)| format!("FillZero({}x{}x{}, {op})", d[0], d[1], d[2])),
-    ]
+                format!("({name}({shape}{param}, {}{serial}), {limits})", ops.join(", "))
+            })
+        },
+    )
+}
+
+/// Compose pipelines whose stages chain.
+fn compose_text() -> impl Strategy<Value = String> {
+    (dims(), dims(), dims(), dims(), prop::collection::vec(operand(3, "f32"), 4)).prop_map(|(m, k, n, p, ops)| {
+        if p % 2 == 0 {
+            format!("Compose([Matmul(1x{m}x{n}x{p}), Matmul(1x{m}x{k}x{n}) -> f32], {})", ops.join(", "))
+        } else {
+            format!("Compose([Softmax(1x{m}x{n}, scan=2), Matmul(1x{m}x{k}x{n}) -> f32], {})", ops[..3].join(", "))
+        }
+    })
+}
+
+/// Spec text that may or may not be valid; the property is checked on the valid ones.
+fn spec_text() -> impl Strategy<Value = String> {
+    prop_oneof![4 => primitive_text(), 1 => compose_text()]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
     #[test]
     fn print_then_parse_is_the_identity(text in spec_text()) {

@@ -32,7 +32,7 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
         .map(|(i, t)| {
             let len = if t.level().has_layout() { t.layout().buffer_volume(t.shape()) } else { t.volume() };
             Param {
-                name: format_ident!("{}", spec.primitive().operands()[i].name),
+                name: format_ident!("{}", spec.logical().operand_name(i)),
                 element: syn::parse_str(t.dtype().rust_type()).expect("dtype Rust types are paths"),
                 len,
                 writes: spec.logical().direction(i) != Direction::In,
@@ -90,7 +90,7 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
             .iter()
             .enumerate()
             .filter(|(_, t)| t.level() == Level::RF || t.level() == Level::VRF)
-            .map(|(i, _)| spec.primitive().operands()[i].name.to_owned())
+            .map(|(i, _)| spec.logical().operand_name(i).into_owned())
             .collect();
         format!(
             " Register-level operands ({}) are passed in memory and loaded into registers on entry.",

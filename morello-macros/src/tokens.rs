@@ -1,6 +1,6 @@
 //! Turning compile-time values back into Rust tokens.
 
-use morello_core::layout::PhysDim;
+use morello_core::layout::{PhysDim, PhysKind};
 use morello_core::spec::{LayoutDecl, Spec};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -21,12 +21,13 @@ pub fn layout_decl(decl: &LayoutDecl) -> TokenStream {
         LayoutDecl::RowMajor => quote!(::morello_core::spec::LayoutDecl::RowMajor),
         LayoutDecl::ColMajor => quote!(::morello_core::spec::LayoutDecl::ColMajor),
         LayoutDecl::Physical(dims) => {
-            let dims = dims.iter().map(|PhysDim { logical, strip }| {
-                let strip = match strip {
-                    Some(s) => quote!(::core::option::Option::Some(#s)),
-                    None => quote!(::core::option::Option::None),
+            let dims = dims.iter().map(|PhysDim { logical, kind }| {
+                let kind = match kind {
+                    PhysKind::Dynamic => quote!(::morello_core::layout::PhysKind::Dynamic),
+                    PhysKind::Packed(s) => quote!(::morello_core::layout::PhysKind::Packed(#s)),
+                    PhysKind::OddEven(s) => quote!(::morello_core::layout::PhysKind::OddEven(#s)),
                 };
-                quote!(::morello_core::layout::PhysDim { logical: #logical, strip: #strip })
+                quote!(::morello_core::layout::PhysDim { logical: #logical, kind: #kind })
             });
             quote!(::morello_core::spec::LayoutDecl::Physical(::std::vec![#(#dims),*]))
         }

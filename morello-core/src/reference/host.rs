@@ -74,6 +74,7 @@ element!(i16, Dtype::I16);
 element!(u32, Dtype::U32);
 element!(i32, Dtype::I32);
 element!(f32, Dtype::F32);
+element!(half::bf16, Dtype::Bf16);
 
 /// A tensor on the host, stored as the bytes of a kernel operand's buffer: in the operand's
 /// layout, or row-major for register-level operands (which kernels take in row-major order).
@@ -96,6 +97,12 @@ impl HostTensor {
             layout,
             data: vec![0; (count * u64::from(t.dtype().size_bytes())) as usize],
         }
+    }
+
+    /// A zero-filled, dense row-major tensor (such as a Compose intermediate).
+    pub fn dense(dtype: Dtype, shape: &[u32]) -> Self {
+        let count = crate::shape::volume(shape) as usize;
+        HostTensor { dtype, shape: shape.into(), layout: None, data: vec![0; count * dtype.size_bytes() as usize] }
     }
 
     /// A buffer for `t` filled with deterministic pseudo-random values: floats uniform in
@@ -259,6 +266,14 @@ mod tests {
         let mut b = HostTensor::zeros(&spec(&[1], Dtype::Bf16, Layout::empty()));
         b.set(&[0], Value::Float(1.0 + 1.0 / 256.0)); // halfway between two bf16 values
         assert_eq!(b.get(&[0]), Value::Float(1.0));
+    }
+
+    #[test]
+    fn bf16_elements_are_half_bf16() {
+        let t = spec(&[2], Dtype::Bf16, Layout::row_major(&[2]));
+        let host = HostTensor::from_elements(&t, &[half::bf16::from_f32(1.5), half::bf16::from_f32(-2.0)]);
+        assert_eq!(host.get(&[1]), Value::Float(-2.0));
+        assert_eq!(host.to_elements::<half::bf16>()[0].to_f32(), 1.5);
     }
 
     #[test]

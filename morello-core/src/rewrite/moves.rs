@@ -21,7 +21,7 @@ pub(super) fn apply(
 ) -> Result<ImplNode, RewriteError> {
     let count = spec.operands().len();
     if operand >= count {
-        return Err(RewriteError::OperandOutOfRange { primitive: spec.primitive(), index: operand, count });
+        return Err(RewriteError::OperandOutOfRange { what: super::spec_name(spec), index: operand, count });
     }
     let name = operand_name(spec, operand);
     let src = spec.operand(operand);
@@ -32,11 +32,11 @@ pub(super) fn apply(
         } else {
             allowed.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
         };
-        return Err(RewriteError::MoveDestination { operand: name, from: src.level(), to: level, allowed });
+        return Err(RewriteError::MoveDestination { operand: name.clone(), from: src.level(), to: level, allowed });
     }
     let same_dims = !level.has_layout() && !src.level().has_layout() || layout.dims() == src.layout().dims();
     if level == src.level() && same_dims && vector_size == src.vector_size() {
-        return Err(RewriteError::SelfMove { operand: name, level });
+        return Err(RewriteError::SelfMove { operand: name.clone(), level });
     }
     let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none();
     let dst = if cache_miss {

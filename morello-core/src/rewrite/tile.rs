@@ -3,13 +3,14 @@
 
 use super::{RewriteError, operand_name};
 use crate::imp::{Boundary, Impl, ImplNode, LoopNode};
+use crate::primitive::Primitive;
 use crate::shape::{DisplayShape, Shape};
 use crate::spec::{LogicalSpec, Operands, Spec};
 use crate::target::Target;
 use smallvec::SmallVec;
 
 pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNode, RewriteError> {
-    let prim = spec.primitive();
+    let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "tile" }) };
     let shape = spec.shape();
     if tile.len() != shape.len() {
         return Err(RewriteError::TileRank {
@@ -30,17 +31,20 @@ pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNo
     if tile == shape {
         return Err(RewriteError::TileUnchanged { tile: DisplayShape(tile).to_string() });
     }
+    if let Some(&d) = prim.untileable_dims().iter().find(|&&d| tile[d as usize] < shape[d as usize]) {
+        return Err(RewriteError::Untileable { dim: d as usize, dim_name: prim.dim_name(d as usize), primitive: prim });
+    }
     if !prim.is_accumulating()
         && let Some(&d) = prim.reduction_dims(shape.len()).iter().find(|&&d| tile[d as usize] < shape[d as usize])
     {
-        return Err(RewriteError::ReductionNeedsAccum {
-            dim: d as usize,
-            dim_name: prim.dim_name(d as usize),
-            primitive: prim,
+        let (dim, dim_name) = (d as usize, prim.dim_name(d as usize));
+        return Err(match prim.accumulating_variant() {
+            Some(_) => RewriteError::ReductionNeedsAccum { dim, dim_name, primitive: prim },
+            None => RewriteError::Untileable { dim, dim_name, primitive: prim },
         });
     }
 
-    let body = region_spec(spec, tile, target)?;
+    let body = region_spec(spec, prim, tile, target)?;
     let remainder_dims: SmallVec<[usize; 4]> =
         (0..shape.len()).filter(|&d| !shape[d].is_multiple_of(tile[d])).collect();
     let mut boundaries = Vec::new();
@@ -50,14 +54,13 @@ pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNo
         let region: Shape = (0..shape.len())
             .map(|d| if dims.contains(&d) { shape[d] % tile[d] } else { shape[d] / tile[d] * tile[d] })
             .collect();
-        boundaries.push(Boundary { dims, body: Impl::leaf(region_spec(spec, &region, target)?) });
+        boundaries.push(Boundary { dims, body: Impl::leaf(region_spec(spec, prim, &region, target)?) });
     }
     Ok(ImplNode::Loop(LoopNode { tile: tile.into(), parallel: false, body: Box::new(Impl::leaf(body)), boundaries }))
 }
 
 /// The Spec of a region of `spec` with the given extents, operands tiled accordingly.
-fn region_spec(spec: &Spec, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
-    let prim = spec.primitive();
+fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
     let mut operands = Operands::new();
     for (i, t) in spec.operands().iter().enumerate() {
         let shape = prim.operand_shape(i, region);

@@ -1,26 +1,29 @@
-//! The to-accumulator rewrite: initialize the output, then run the accumulating variant.
+//! The to-accumulator rewrite: initialize the outputs, then run the accumulating variant.
 
-use super::RewriteError;
+use super::{RewriteError, spec_name};
 use crate::imp::{BlockNode, Impl, ImplNode};
 use crate::primitive::Primitive;
 use crate::spec::{LogicalSpec, Operands, Spec};
-use smallvec::smallvec;
+use smallvec::{SmallVec, smallvec};
 
 pub(super) fn apply(spec: &Spec) -> Result<ImplNode, RewriteError> {
-    let prim = spec.primitive();
-    let accum = prim.accumulating_variant().ok_or(RewriteError::NoAccumulatingVariant { primitive: prim })?;
-    let init = accum.def().accum_init.expect("accumulating primitives declare their initial value");
-    let out = prim.output_index();
-    let out_tensor = spec.operand(out).clone();
-    let ops: Operands = smallvec![out_tensor.clone()];
-    let fill = LogicalSpec::from_tensors(Primitive::Fill(init), out_tensor.shape(), ops, spec.logical().serial());
+    let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "to_accum" }) };
+    let accum =
+        prim.accumulating_variant().ok_or_else(|| RewriteError::NoAccumulatingVariant { what: spec_name(spec) })?;
     let limits = *spec.limits();
-    Ok(ImplNode::Block(BlockNode {
-        stages: vec![
-            Impl::leaf(Spec::new(fill, limits)),
-            Impl::leaf(Spec::new(spec.logical().with_primitive(accum), limits)),
-        ],
-        bindings: vec![smallvec![out], (0..spec.operands().len()).collect()],
-        default_stage: 1,
-    }))
+    let serial = spec.logical().serial();
+    let mut stages = Vec::new();
+    let mut bindings: Vec<SmallVec<[usize; 4]>> = Vec::new();
+    for out in accum.outputs() {
+        let tensor = spec.operand(out);
+        if let Some(value) = accum.accum_init(out, tensor.dtype()) {
+            let ops: Operands = smallvec![tensor.clone()];
+            let fill = LogicalSpec::from_tensors(Primitive::Fill(value), tensor.shape(), ops, serial);
+            stages.push(Impl::leaf(Spec::new(fill, limits)));
+            bindings.push(smallvec![out]);
+        }
+    }
+    stages.push(Impl::leaf(Spec::new(spec.logical().with_primitive(accum), limits)));
+    bindings.push((0..spec.operands().len()).collect());
+    Ok(ImplNode::Block(BlockNode { default_stage: stages.len() - 1, stages, bindings }))
 }

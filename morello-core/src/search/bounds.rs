@@ -18,10 +18,14 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
         let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
         target.vector_lanes(bytes).max().unwrap_or(1).max(1)
     };
+    // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
+    // values (or multiply-adds) per unit of cost.
     match spec.primitive() {
-        Primitive::Matmul { accum } => spec.volume().div_ceil(u64::from(widest(spec))) + u64::from(!accum),
-        Primitive::Move => spec.volume().div_ceil(u64::from(widest(spec))),
-        Primitive::Fill(_) => 1,
+        Some(Primitive::Matmul { accum } | Primitive::Conv { accum }) => {
+            spec.volume().div_ceil(u64::from(widest(spec))) + u64::from(!accum)
+        }
+        Some(Primitive::Move) => spec.volume().div_ceil(u64::from(widest(spec))),
+        _ => 1,
     }
 }
 

@@ -16,7 +16,8 @@ use crate::tensor::TensorSpec;
 /// search skips those.
 pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     let mut out = Vec::new();
-    let prim = spec.primitive();
+    // Compose pipelines need rewrites that do not exist yet.
+    let Some(prim) = spec.primitive() else { return out };
     for kernel in KernelKind::ALL {
         if kernel.primitive() == prim {
             out.push(Action::Select(kernel));
@@ -27,8 +28,9 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     }
     let shape = spec.shape();
     let reductions = prim.reduction_dims(shape.len());
+    let untileable = prim.untileable_dims();
     for (d, &size) in shape.iter().enumerate() {
-        if reductions.contains(&(d as u32)) && !prim.is_accumulating() {
+        if untileable.contains(&(d as u32)) || reductions.contains(&(d as u32)) && !prim.is_accumulating() {
             continue;
         }
         let mut t = 1;

@@ -10,7 +10,7 @@
 //! synthesize_all;                      // synthesize every Spec left (last step only)
 //! ```
 
-use super::spec::parse_physical_layout;
+use super::operand::parse_physical_layout;
 use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
 use crate::kernels::KernelKind;
 use crate::level::Level;
