@@ -23,17 +23,25 @@
 //! }
 //! ```
 //!
+//! Kernels target AVX2 by default; put `#[target(avx512)]` (AVX-512 F/BW/VL/BF16) or
+//! `#[target(portable)]` (scalar C for any machine) before `fn` to choose another. Parallel
+//! loops in kernels use a shared thread pool; see [`threads`] for the model and
+//! [`with_max_threads`] to control it.
+//!
 //! This crate has no compiler dependencies at run time: it holds the macro re-export and the
 //! small runtime the generated wrappers call.
 
 #![warn(missing_docs)]
 mod runtime;
+pub mod threads;
 
 pub use half::bf16;
 pub use morello_macros::kernel;
 pub use runtime::KernelError;
+pub use threads::{max_threads, set_max_threads, with_max_threads};
 
 #[doc(hidden)]
 pub mod __private {
     pub use crate::runtime::{CpuSupport, check_len};
+    pub use crate::threads::Runtime;
 }

@@ -91,8 +91,9 @@ impl Build {
         self
     }
 
-    /// Compiles the kernels into a static library `lib_name` and links it. On failure, prints
-    /// a report naming the file, line and fix, and exits the build script with an error.
+    /// Compiles the kernels into static libraries `lib_name_<target>` (one per target used,
+    /// e.g. `kernels_avx2`) and links them. On failure, prints a report naming the file, line
+    /// and fix, and exits the build script with an error.
     pub fn compile(&mut self, lib_name: &str) {
         if let Err(e) = self.try_compile(lib_name) {
             eprintln!("{e}");
@@ -157,12 +158,25 @@ impl Build {
                     .to_owned(),
             });
         }
-        if !kernels.is_empty() && arch != "x86_64" {
-            return Err(BuildError {
-                report: format!(
-                    "error: morello: the kernels target x86-64 (AVX2), but this crate is being built for `{arch}`"
-                ),
-            });
+        for decl in &kernels {
+            if let Some(needed) = decl.target.arch
+                && needed != arch
+            {
+                let file = &origin[&decl.plain_name().to_uppercase()];
+                let at = decl.name.span().start();
+                report += &format!(
+                    "error: {}:{}:{}: kernel `{}` targets {} (an {needed} target), but this crate is being built for \
+                     `{arch}`; use `#[target(portable)]` for scalar C that builds anywhere\n",
+                    file.display(),
+                    at.line,
+                    at.column + 1,
+                    decl.plain_name(),
+                    decl.target.name,
+                );
+            }
+        }
+        if !report.is_empty() {
+            return Err(BuildError { report });
         }
 
         let c_dir = out_dir.join("morello");
@@ -170,7 +184,7 @@ impl Build {
             .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
         let mut synths: BTreeMap<&'static str, Synthesizer> = BTreeMap::new();
         let mut output = BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO };
-        let mut targets: Vec<&'static Target> = Vec::new();
+        let mut per_target: BTreeMap<&'static str, (&'static Target, Vec<PathBuf>)> = BTreeMap::new();
         for decl in &kernels {
             let synth = synths.entry(decl.target.name).or_insert_with(|| Synthesizer::new(decl.target));
             let start = Instant::now();
@@ -193,14 +207,13 @@ impl Build {
                 );
             }
             let symbol = decl.symbol(&package);
-            let kernel = emit_c(&imp, &symbol).map_err(|e| BuildError { report: format!("error: morello: {e}") })?;
+            let kernel = emit_c(&imp, &symbol, decl.target)
+                .map_err(|e| BuildError { report: format!("error: morello: {e}") })?;
             let path = c_dir.join(format!("{symbol}.c"));
             write_if_changed(&path, &kernel.source)?;
-            output.c_files.push(path);
+            output.c_files.push(path.clone());
             output.kernels.push((decl.plain_name(), symbol));
-            if !targets.iter().any(|t| t.id == decl.target.id) {
-                targets.push(decl.target);
-            }
+            per_target.entry(decl.target.short_name).or_insert_with(|| (decl.target, Vec::new())).1.push(path);
         }
         if !report.is_empty() {
             return Err(BuildError { report });
@@ -213,19 +226,20 @@ impl Build {
                 output.synthesis_time
             );
         }
-        if !output.c_files.is_empty() {
+        // One library per target: each is compiled with its own ISA flags only.
+        for (short_name, (target, files)) in &per_target {
             let mut cc = cc::Build::new();
-            cc.files(&output.c_files).opt_level(3).flag("-std=gnu11");
-            for target in targets {
-                for flag in target.compiler_flags() {
-                    cc.flag(flag);
-                }
+            cc.files(files).opt_level(3).flag("-std=gnu11");
+            for flag in target.compiler_flags() {
+                cc.flag(flag);
             }
-            cc.try_compile(lib_name).map_err(|e| BuildError {
+            let name = format!("{lib_name}_{short_name}");
+            cc.try_compile(&name).map_err(|e| BuildError {
                 report: format!(
-                    "error: morello: compiling the generated C in {} failed: {e}\n\
+                    "error: morello: compiling the generated C in {} for {} failed: {e}\n\
                      (set CC_ENABLE_DEBUG_OUTPUT=1 to see the compiler invocation)",
-                    c_dir.display()
+                    c_dir.display(),
+                    target.name
                 ),
             })?;
         }

@@ -61,14 +61,23 @@ fn build_helper_reports_and_builds() {
     write(
         &root,
         "good.rs",
-        "mod inner {\n    morello::kernel! {\n        pub fn zero(FillZero(4x4, (u32, GL)));\n    }\n}\n",
+        "mod inner {\n    morello::kernel! {\n        pub fn zero(FillZero(4x4, (u32, GL)));\n        \
+         #[target(portable)]\n        pub fn zero_anywhere(FillZero(4x4, (u32, GL)));\n    }\n}\n",
     );
     let built = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
-    assert_eq!(built.kernels.len(), 1);
+    assert_eq!(built.kernels.len(), 2);
     assert!(built.kernels[0].1.starts_with("morello_report_test_zero_"));
     let source = std::fs::read_to_string(&built.c_files[0]).unwrap();
     assert!(source.contains(&format!("void {}(", built.kernels[0].1)));
-    assert!(out.join("libgood.a").exists());
+    assert!(source.contains("Target: x86-avx2"));
+    assert!(std::fs::read_to_string(&built.c_files[1]).unwrap().contains("Target: portable"));
+    // One library per target, each compiled with its own flags.
+    assert!(out.join("libgood_avx2.a").exists());
+    assert!(out.join("libgood_portable.a").exists());
+
+    write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
+    let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("src/badtarget.rs:2:14: unknown target `sse9`"), "{err}");
 
     let _ = std::fs::remove_dir_all(&root);
 }

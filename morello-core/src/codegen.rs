@@ -1,37 +1,52 @@
 //! C code generation for complete implementations.
 //!
-//! The emitted C is C99 with GNU vector extensions, accepted by gcc and clang, deterministic
-//! (names come from counters in tree order) and reentrant (no global state). Each kernel is one
-//! exported function taking one pointer per Spec operand, `const` for inputs, all `restrict`.
+//! The emitted C is C11 with GNU vector extensions (and, for AVX512-BF16 kernels, x86
+//! intrinsics), accepted by gcc and clang, deterministic (names come from counters in tree
+//! order) and reentrant (no global state). Each kernel is one exported function taking one
+//! pointer per Spec operand, `const` for inputs, all `restrict`, and finally a pointer to the
+//! caller's [`RUNTIME_TYPEDEF`] (`morello_runtime`), through which parallel loops run.
 //!
-//! Tensors live in *buffers*: caller memory, stack arrays (L1) or heap allocations (large GL
+//! Tensors live in *buffers*: caller memory, stack arrays (L1) or heap allocations (large
 //! buffers), or named C variables for register tensors (one scalar per RF element, one vector
-//! per VRF register). A *view* is a buffer plus the logical coordinate of the view's origin in
-//! it; tiling shifts origins by loop variables. Loops that tile register tensors are unrolled so
-//! that every register is named by a constant.
+//! per VRF register). A *view* is a buffer, the coordinate of the view's origin in it, and how
+//! the view's dimensions map onto the buffer's (see [`crate::view`]); tiling shifts origins by
+//! loop variables. Loops that tile register tensors are unrolled so that every register is
+//! named by a constant.
+//!
+//! A parallel loop becomes a task function over the flattened iteration space and a context
+//! struct holding the buffers and enclosing loop variables its body uses; the kernel hands
+//! both to `rt->parallel_for`. Boundary regions of a parallel loop run serially after it.
 
+mod emitter;
 mod expr;
+mod parallel;
 
 pub use expr::Expr;
 
 use crate::dtype::Dtype;
-use crate::imp::{Impl, ImplNode};
-use crate::index::IndexArith;
-use crate::kernels::KernelEmitter;
-use crate::layout::Layout;
-use crate::level::Level;
-use crate::primitive::{DimExpr, Direction};
-use crate::shape::{Shape, coordinates, row_major_strides};
-use crate::spec::Spec;
-use crate::tensor::TensorSpec;
-use smallvec::SmallVec;
+use crate::imp::Impl;
+use crate::kernels::Helper;
+use crate::primitive::Direction;
+use crate::target::Target;
+use emitter::Emitter;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use thiserror::Error;
 
-/// Memory buffers go on the stack while the stack bytes held along the current allocation path
-/// stay within this; beyond it, they are heap-allocated.
-const STACK_BUDGET_BYTES: u64 = 64 * 1024;
+/// The C declaration of the runtime every kernel receives as its last argument.
+///
+/// `parallel_for(rt, n, task, ctx)` must call `task(ctx, i)` exactly once for every `i` in
+/// `0..n`, in any order and on any threads, and return when all calls have returned.
+/// `max_threads` is informational for the runtime.
+pub const RUNTIME_TYPEDEF: &str = "\
+#ifndef MORELLO_RUNTIME_DEFINED
+#define MORELLO_RUNTIME_DEFINED
+typedef struct morello_runtime {
+    void (*parallel_for)(const struct morello_runtime *rt, int64_t n, void (*task)(void *ctx, int64_t i), void *ctx);
+    int32_t max_threads;
+} morello_runtime;
+#endif
+";
 
 /// Why C could not be generated.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
@@ -51,18 +66,19 @@ pub struct CKernel {
     pub symbol: String,
     /// The complete C translation unit.
     pub source: String,
-    /// The C prototype of the exported function (with a trailing semicolon).
-    pub prototype: String,
+    /// What a caller needs to declare the kernel: the runtime typedef and the prototype.
+    pub header: String,
+    /// Whether the kernel contains parallel loops.
+    pub parallel: bool,
 }
 
-/// Generates the C translation unit for a complete implementation.
-pub fn emit_c(imp: &Impl, symbol: &str) -> Result<CKernel, CodegenError> {
+/// Generates the C translation unit for a complete implementation on `target`.
+pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKernel, CodegenError> {
     if let Some(spec) = imp.unscheduled().first() {
         return Err(CodegenError::Incomplete { spec: spec.to_string() });
     }
-    let mut em = Emitter::new();
     let spec = &imp.spec;
-    let params: Vec<String> = spec
+    let mut params: Vec<String> = spec
         .operands()
         .iter()
         .enumerate()
@@ -71,27 +87,34 @@ pub fn emit_c(imp: &Impl, symbol: &str) -> Result<CKernel, CodegenError> {
             format!("{constness}{} *restrict p{i}", t.dtype().c_type())
         })
         .collect();
+    params.push("const morello_runtime *rt".to_owned());
     let signature = format!("void {symbol}({})", params.join(", "));
 
-    em.indent = 1;
-    let views: Vec<View> = spec.operands().iter().enumerate().map(|(i, t)| em.bind_parameter(i, t)).collect();
-    em.emit(imp, &views);
-    for (i, t) in spec.operands().iter().enumerate() {
-        if t.level().is_register_file() && spec.logical().direction(i).writes() {
-            em.copy_parameter(i, t, &views[i], false);
-        }
-    }
-    let body = std::mem::take(&mut em.out);
+    let mut em = Emitter::new(symbol, target);
+    let body = em.emit_kernel(imp);
+    let parallel = !em.functions.is_empty();
 
     let mut source = String::new();
     source.push_str("/* Generated by morello. Do not edit.\n");
+    let _ = writeln!(source, " * Target: {}", target.name);
     let _ = writeln!(source, " * Spec: {spec}");
     source.push_str(" * Implementation:\n");
     for line in imp.to_string().lines() {
         let _ = writeln!(source, " *   {line}");
     }
-    source.push_str(" */\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
-    for (dtype, lanes) in &em.vector_types {
+    source.push_str(" */\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n");
+    let helpers = ordered_helpers(&em.helpers);
+    if helpers.contains(&Helper::Intrinsics) {
+        source.push_str("#include <immintrin.h>\n");
+    }
+    source.push('\n');
+    source.push_str(RUNTIME_TYPEDEF);
+    source.push('\n');
+    let mut types = em.vector_types.clone();
+    for h in &helpers {
+        types.extend(h.source().vector_types);
+    }
+    for (dtype, lanes) in &types {
         let _ = writeln!(
             source,
             "typedef {} {} __attribute__((vector_size({})));",
@@ -100,366 +123,42 @@ pub fn emit_c(imp: &Impl, symbol: &str) -> Result<CKernel, CodegenError> {
             lanes * dtype.size_bytes()
         );
     }
-    if !em.vector_types.is_empty() {
+    if !types.is_empty() {
+        source.push('\n');
+    }
+    for h in helpers.iter().filter(|h| **h != Helper::Intrinsics) {
+        source.push_str(&h.source().code);
+        source.push('\n');
+    }
+    // A task function calls only tasks outlined after it (nested loops): define those first.
+    for f in em.functions.iter().rev() {
+        source.push_str(f);
         source.push('\n');
     }
     let _ = writeln!(source, "{signature} {{\n{body}}}");
-    Ok(CKernel { symbol: symbol.to_owned(), source, prototype: format!("{signature};") })
+    let header = format!("{RUNTIME_TYPEDEF}{signature};\n");
+    Ok(CKernel { symbol: symbol.to_owned(), source, header, parallel })
+}
+
+/// `helpers` with every helper's dependencies before it, in a deterministic order.
+fn ordered_helpers(helpers: &BTreeSet<Helper>) -> Vec<Helper> {
+    fn visit(h: Helper, out: &mut Vec<Helper>) {
+        if out.contains(&h) {
+            return;
+        }
+        for dep in h.source().needs {
+            visit(dep, out);
+        }
+        out.push(h);
+    }
+    let mut out = Vec::new();
+    for &h in helpers {
+        visit(h, &mut out);
+    }
+    out
 }
 
 /// Name of the C vector type holding `lanes` values of `dtype`.
 pub fn vector_type_name(dtype: Dtype, lanes: u32) -> String {
     format!("v{}x{lanes}_t", dtype.name())
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Storage {
-    /// Addressable memory: `name[index]`.
-    Memory,
-    /// One C scalar per element: `name_index`, row-major.
-    Scalars,
-    /// One C vector per register: `name_register`.
-    Vectors(u32),
-}
-
-#[derive(Clone, Debug)]
-struct Buffer {
-    name: String,
-    storage: Storage,
-    shape: Shape,
-    layout: Layout,
-}
-
-#[derive(Clone, Debug)]
-struct View {
-    buffer: usize,
-    origin: SmallVec<[Expr; 5]>,
-    shape: Shape,
-}
-
-struct Emitter {
-    out: String,
-    indent: usize,
-    buffers: Vec<Buffer>,
-    next_var: u32,
-    vector_types: BTreeSet<(Dtype, u32)>,
-    /// Bytes of stack buffers live at the current point of emission.
-    stack_bytes: u64,
-}
-
-/// Where a new tensor's storage lives.
-enum Placement {
-    Registers,
-    Stack(u64),
-    Heap,
-}
-
-impl Emitter {
-    fn new() -> Self {
-        Emitter {
-            out: String::new(),
-            indent: 0,
-            buffers: Vec::new(),
-            next_var: 0,
-            vector_types: BTreeSet::new(),
-            stack_bytes: 0,
-        }
-    }
-
-    fn line(&mut self, code: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
-        }
-        self.out.push_str(code);
-        self.out.push('\n');
-    }
-
-    fn open(&mut self, code: &str) {
-        self.line(code);
-        self.indent += 1;
-    }
-
-    fn close(&mut self) {
-        self.indent -= 1;
-        self.line("}");
-    }
-
-    fn add_buffer(&mut self, name: String, tensor: &TensorSpec) -> View {
-        let storage = match tensor.level() {
-            Level::RF => Storage::Scalars,
-            Level::VRF => Storage::Vectors(tensor.vector_size().expect("VRF tensors have a vector size")),
-            Level::L1 | Level::GL => Storage::Memory,
-        };
-        self.buffers.push(Buffer { name, storage, shape: tensor.shape().into(), layout: tensor.layout().clone() });
-        View {
-            buffer: self.buffers.len() - 1,
-            origin: tensor.shape().iter().map(|_| Expr::constant(0)).collect(),
-            shape: tensor.shape().into(),
-        }
-    }
-
-    /// Binds kernel parameter `i`. Register-level parameters are passed through memory and
-    /// loaded into named registers on entry.
-    fn bind_parameter(&mut self, i: usize, t: &TensorSpec) -> View {
-        if !t.level().is_register_file() {
-            return self.add_buffer(format!("p{i}"), t);
-        }
-        let name = format!("a{i}");
-        self.declare_registers(&name, t);
-        let view = self.add_buffer(name, t);
-        self.copy_parameter(i, t, &view, true);
-        view
-    }
-
-    /// Copies register-level parameter `i` between its memory (`p{i}`) and its registers.
-    fn copy_parameter(&mut self, i: usize, t: &TensorSpec, view: &View, into_registers: bool) {
-        for (k, reg) in self.register_names(view).into_iter().enumerate() {
-            let line = match (t.vector_size(), into_registers) {
-                (None, true) => format!("{reg} = p{i}[{k}];"),
-                (None, false) => format!("p{i}[{k}] = {reg};"),
-                (Some(lanes), into) => {
-                    let (memory, bytes) = (format!("p{i} + {}", k as u32 * lanes), lanes * t.dtype().size_bytes());
-                    if into {
-                        format!("__builtin_memcpy(&{reg}, {memory}, {bytes});")
-                    } else {
-                        format!("__builtin_memcpy({memory}, &{reg}, {bytes});")
-                    }
-                }
-            };
-            self.line(&line);
-        }
-    }
-
-    fn declare_registers(&mut self, name: &str, t: &TensorSpec) {
-        match t.vector_size() {
-            None => {
-                let names: Vec<String> = (0..t.volume()).map(|k| format!("{name}_{k} = 0")).collect();
-                self.line(&format!("{} {};", t.dtype().c_type(), names.join(", ")));
-            }
-            Some(lanes) => {
-                self.vector_types.insert((t.dtype(), lanes));
-                let ty = vector_type_name(t.dtype(), lanes);
-                let names: Vec<String> = (0..t.vector_count()).map(|k| format!("{name}_{k} = {{0}}")).collect();
-                self.line(&format!("{ty} {};", names.join(", ")));
-            }
-        }
-    }
-
-    /// Buffer index of a view's element at view coordinate `coord`.
-    fn buffer_index(&self, view: &View, coord: &[u64]) -> Expr {
-        let buf = &self.buffers[view.buffer];
-        let root: SmallVec<[Expr; 5]> =
-            view.origin.iter().zip(coord).map(|(o, &c)| o.clone().add(Expr::constant(c))).collect();
-        match buf.storage {
-            Storage::Scalars => {
-                let strides = row_major_strides(&buf.shape);
-                root.into_iter().zip(strides).fold(Expr::constant(0), |acc, (x, s)| acc.add(x.mul_const(s)))
-            }
-            Storage::Memory | Storage::Vectors(_) => buf.layout.buffer_index(&buf.shape, &root),
-        }
-    }
-
-    fn constant_index(&self, view: &View, coord: &[u64]) -> u64 {
-        self.buffer_index(view, coord)
-            .as_const()
-            .expect("register tensors are indexed by constants (their loops are unrolled)")
-    }
-
-    /// Names of the registers a register-level view covers, in buffer order.
-    fn register_names(&self, view: &View) -> Vec<String> {
-        let buf = &self.buffers[view.buffer];
-        let mut indices: Vec<u64> = coordinates(&view.shape)
-            .map(|c| {
-                let c: Vec<u64> = c.iter().map(|&x| u64::from(x)).collect();
-                let i = self.constant_index(view, &c);
-                match buf.storage {
-                    Storage::Vectors(lanes) => i / u64::from(lanes),
-                    _ => i,
-                }
-            })
-            .collect();
-        indices.sort_unstable();
-        indices.dedup();
-        indices.into_iter().map(|i| format!("{}_{i}", buf.name)).collect()
-    }
-
-    fn emit(&mut self, imp: &Impl, views: &[View]) {
-        match &imp.node {
-            ImplNode::Spec => unreachable!("checked complete before emission"),
-            ImplNode::Kernel(kernel) => {
-                let mut ctx = KernelContext { em: self, views };
-                kernel.emit(imp.spec.logical(), &mut ctx);
-            }
-            ImplNode::Block(block) => {
-                for (stage, binding) in block.stages.iter().zip(&block.bindings) {
-                    let stage_views: Vec<View> = binding.iter().map(|&i| views[i].clone()).collect();
-                    self.emit(stage, &stage_views);
-                }
-            }
-            ImplNode::Alloc(alloc) => {
-                if alloc.cache_miss {
-                    self.emit(&alloc.body, views);
-                    return;
-                }
-                self.open("{");
-                let name = format!("t{}", self.buffers.len());
-                let (fresh, placement) = self.declare_tensor(&name, &alloc.tensor);
-                let source = &views[alloc.operand];
-                if let Some(prologue) = &alloc.prologue {
-                    self.emit(prologue, &[source.clone(), fresh.clone()]);
-                }
-                let mut body_views = views.to_vec();
-                body_views[alloc.operand] = fresh.clone();
-                self.emit(&alloc.body, &body_views);
-                if let Some(epilogue) = &alloc.epilogue {
-                    self.emit(epilogue, &[fresh.clone(), source.clone()]);
-                }
-                match placement {
-                    Placement::Heap => self.line(&format!("free({name});")),
-                    Placement::Stack(bytes) => self.stack_bytes -= bytes,
-                    Placement::Registers => {}
-                }
-                self.close();
-            }
-            ImplNode::Loop(l) => self.emit_loop(&imp.spec, l, views),
-        }
-    }
-
-    fn declare_tensor(&mut self, name: &str, t: &TensorSpec) -> (View, Placement) {
-        let c_type = t.dtype().c_type();
-        let volume = t.layout().buffer_volume(t.shape());
-        let bytes = (volume * u64::from(t.dtype().size_bytes())).next_multiple_of(64);
-        let placement = if t.level().is_register_file() {
-            self.declare_registers(name, t);
-            Placement::Registers
-        } else if self.stack_bytes + bytes > STACK_BUDGET_BYTES {
-            self.line(&format!("{c_type} *{name} = ({c_type} *)aligned_alloc(64, {bytes});"));
-            self.line(&format!("if ({name} == NULL) abort();"));
-            Placement::Heap
-        } else {
-            self.line(&format!("{c_type} {name}[{volume}] __attribute__((aligned(64)));"));
-            self.stack_bytes += bytes;
-            Placement::Stack(bytes)
-        };
-        (self.add_buffer(name.to_owned(), t), placement)
-    }
-
-    fn emit_loop(&mut self, spec: &Spec, l: &crate::imp::LoopNode, views: &[View]) {
-        let shape = spec.shape();
-        let prim = spec.primitive().expect("only primitive Specs are tiled");
-        let rank = shape.len();
-        let trips: Vec<u32> = shape.iter().zip(&l.tile).map(|(&s, &t)| s / t).collect();
-        let loop_dims: Vec<usize> = (0..rank).filter(|&d| trips[d] > 1).collect();
-        let operand_dims: Vec<Dims> = (0..views.len()).map(|i| prim.operand_dims(i, rank)).collect();
-        let unroll = views.iter().enumerate().any(|(i, v)| {
-            self.buffers[v.buffer].storage != Storage::Memory
-                && operand_dims[i].iter().any(|e| loop_dims.iter().any(|&d| e.uses(d as u8)))
-        });
-        // Per Spec dimension, the offset of the current tile's origin.
-        let mut offsets: Vec<Expr> = vec![Expr::constant(0); rank];
-        self.emit_loop_level(l, &loop_dims, &trips, &operand_dims, views, unroll, &mut offsets);
-        for boundary in &l.boundaries {
-            let offsets: Vec<Expr> = (0..rank)
-                .map(|d| {
-                    let at = if boundary.dims.contains(&d) { trips[d] * l.tile[d] } else { 0 };
-                    Expr::constant(u64::from(at))
-                })
-                .collect();
-            let tiled = self.shift_views(views, &operand_dims, &offsets, &boundary.body.spec);
-            self.emit(&boundary.body, &tiled);
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn emit_loop_level(
-        &mut self,
-        l: &crate::imp::LoopNode,
-        loop_dims: &[usize],
-        trips: &[u32],
-        operand_dims: &[Dims],
-        views: &[View],
-        unroll: bool,
-        offsets: &mut Vec<Expr>,
-    ) {
-        let Some((&d, rest)) = loop_dims.split_first() else {
-            let tiled = self.shift_views(views, operand_dims, offsets, &l.body.spec);
-            self.emit(&l.body, &tiled);
-            return;
-        };
-        let step = u64::from(l.tile[d]);
-        if unroll {
-            for i in 0..u64::from(trips[d]) {
-                offsets[d] = Expr::constant(i * step);
-                self.emit_loop_level(l, rest, trips, operand_dims, views, unroll, offsets);
-            }
-        } else {
-            let id = self.next_var;
-            self.next_var += 1;
-            self.open(&format!("for (int64_t i{id} = 0; i{id} < {}; i{id}++) {{", trips[d]));
-            offsets[d] = Expr::var(id, u64::from(trips[d]) - 1).mul_const(step);
-            self.emit_loop_level(l, rest, trips, operand_dims, views, unroll, offsets);
-            self.close();
-        }
-        offsets[d] = Expr::constant(0);
-    }
-
-    /// The views of a tile whose origin is at Spec-dimension `offsets`, with the shapes of
-    /// `region`'s operands.
-    fn shift_views(&self, views: &[View], operand_dims: &[Dims], offsets: &[Expr], region: &Spec) -> Vec<View> {
-        views
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let origin =
-                    v.origin.iter().zip(&operand_dims[i]).map(|(o, e)| o.clone().add(e.offset(offsets))).collect();
-                View { buffer: v.buffer, origin, shape: region.operand(i).shape().into() }
-            })
-            .collect()
-    }
-}
-
-/// How each dimension of an operand derives from the Spec's.
-type Dims = SmallVec<[DimExpr; 7]>;
-
-/// What kernels see of the code generator while emitting.
-struct KernelContext<'e, 'v> {
-    em: &'e mut Emitter,
-    views: &'v [View],
-}
-
-impl KernelEmitter for KernelContext<'_, '_> {
-    fn scalar(&mut self, i: usize) -> String {
-        let view = &self.views[i];
-        let zero = vec![0; view.shape.len()];
-        let buf = &self.em.buffers[view.buffer];
-        match buf.storage {
-            Storage::Memory => format!("{}[{}]", buf.name, self.em.buffer_index(view, &zero)),
-            Storage::Scalars => format!("{}_{}", buf.name, self.em.constant_index(view, &zero)),
-            Storage::Vectors(lanes) => {
-                let index = self.em.constant_index(view, &zero);
-                format!("{}_{}[{}]", buf.name, index / u64::from(lanes), index % u64::from(lanes))
-            }
-        }
-    }
-
-    fn address(&mut self, i: usize) -> String {
-        let view = &self.views[i];
-        let zero = vec![0; view.shape.len()];
-        let buf = &self.em.buffers[view.buffer];
-        debug_assert_eq!(buf.storage, Storage::Memory);
-        format!("({} + {})", buf.name, self.em.buffer_index(view, &zero))
-    }
-
-    fn vectors(&mut self, i: usize) -> Vec<String> {
-        self.em.register_names(&self.views[i])
-    }
-
-    fn vector_type(&mut self, dtype: Dtype, lanes: u32) -> String {
-        self.em.vector_types.insert((dtype, lanes));
-        vector_type_name(dtype, lanes)
-    }
-
-    fn line(&mut self, code: String) {
-        self.em.line(&code);
-    }
 }

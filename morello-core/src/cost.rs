@@ -53,15 +53,20 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
         }
         ImplNode::Loop(l) => {
             let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
-            let main = children[0].main.saturating_mul(trips).saturating_add(sum(&children[1..]));
-            Cost { main, peak, depth }
+            let main = if l.parallel {
+                let p = &target.parallel;
+                let rounds = trips.div_ceil(u64::from(p.processors));
+                children[0]
+                    .main
+                    .saturating_mul(rounds)
+                    .saturating_add(p.setup)
+                    .saturating_add(p.per_iteration.saturating_mul(trips))
+            } else {
+                children[0].main.saturating_mul(trips)
+            };
+            Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }
         ImplNode::Alloc(a) => {
-            debug_assert!(
-                a.tensor.level().is_register_file()
-                    || a.tensor.cache_lines(target) <= spec.operand(a.operand).cache_lines(target),
-                "a move's destination has more cache lines than its source"
-            );
             let moved = a.tensor.move_cost(target) + spec.operand(a.operand).move_cost(target);
             let own = a.tensor.consumption(target);
             Cost {
@@ -70,7 +75,10 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
                 depth,
             }
         }
-        ImplNode::Block(_) => Cost { main: sum(children), peak, depth },
+        ImplNode::Block(b) => {
+            let temps = b.temps.iter().fold(0u64, |acc, t| acc.saturating_add(t.move_cost(target)));
+            Cost { main: sum(children).saturating_add(temps), peak: temps_peak(&b.temps, peak, target), depth }
+        }
     }
 }
 
@@ -82,4 +90,17 @@ pub fn impl_cost(imp: &Impl, target: &Target) -> Option<Cost> {
     }
     let children: Option<Vec<Cost>> = imp.children().iter().map(|c| impl_cost(c, target)).collect();
     Some(node_cost(&imp.spec, &imp.node, &children?, target))
+}
+
+/// Peak memory of a block holding `temps` for its whole duration while its stages peak at
+/// `children`: the temporaries of each level are allocated together.
+fn temps_peak(temps: &[crate::tensor::TensorSpec], children: MemoryUsage, target: &Target) -> MemoryUsage {
+    let mut peak = children;
+    for level in Level::ALL {
+        let own: u64 = temps.iter().filter(|t| t.level() == level).map(|t| t.consumption(target)).sum();
+        if own > 0 {
+            peak = peak.plus_allocation(level, own, target);
+        }
+    }
+    peak
 }

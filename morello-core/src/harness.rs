@@ -65,10 +65,59 @@ impl CCompiler {
     /// target's ISA flags.
     pub fn flags(target: &Target) -> Vec<String> {
         let mut flags: Vec<String> =
-            ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror"].iter().map(|s| (*s).to_owned()).collect();
+            ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-pthread"].iter().map(|s| (*s).to_owned()).collect();
         flags.extend(target.compiler_flags().map(str::to_owned));
         flags
     }
+}
+
+/// Whether this machine's CPU can run kernels for `target`.
+pub fn cpu_supports(target: &Target) -> bool {
+    target.isa.iter().all(|f| feature_detected(f.detect_name))
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn feature_detected(name: &str) -> bool {
+    match name {
+        "avx2" => std::is_x86_feature_detected!("avx2"),
+        "fma" => std::is_x86_feature_detected!("fma"),
+        "avx512f" => std::is_x86_feature_detected!("avx512f"),
+        "avx512bw" => std::is_x86_feature_detected!("avx512bw"),
+        "avx512vl" => std::is_x86_feature_detected!("avx512vl"),
+        "avx512bf16" => std::is_x86_feature_detected!("avx512bf16"),
+        _ => false,
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+fn feature_detected(_: &str) -> bool {
+    false
+}
+
+/// Compiles `kernel` for `target` with `compiler` without running it (for targets this CPU
+/// cannot run).
+pub fn compile_only(kernel: &CKernel, compiler: &CCompiler, target: &Target) -> Result<(), HarnessError> {
+    let dir = scratch_dir()?;
+    let result = (|| {
+        std::fs::write(dir.join("kernel.c"), &kernel.source)?;
+        let output = Command::new(&compiler.program)
+            .args(CCompiler::flags(target))
+            .arg("-c")
+            .arg(dir.join("kernel.c"))
+            .arg("-o")
+            .arg(dir.join("kernel.o"))
+            .output()?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(HarnessError::Compile {
+                compiler: compiler.program.clone(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            })
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -141,10 +190,42 @@ fn compile_and_run(
     Ok(())
 }
 
+/// A runtime for the driver: `parallel_for` on pthreads, up to `max_threads` threads pulling
+/// iterations from a shared counter.
+const DRIVER_RUNTIME: &str = r"
+struct morello_job { void (*task)(void *, int64_t); void *ctx; int64_t n; int64_t next; };
+
+static void *morello_worker(void *p) {
+    struct morello_job *job = p;
+    for (;;) {
+        int64_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (i >= job->n) break;
+        job->task(job->ctx, i);
+    }
+    return NULL;
+}
+
+static void morello_parallel_for(const morello_runtime *rt, int64_t n, void (*task)(void *, int64_t), void *ctx) {
+    struct morello_job job = { task, ctx, n, 0 };
+    pthread_t threads[16];
+    int64_t helpers = rt->max_threads - 1;
+    if (helpers > n - 1) helpers = n - 1;
+    if (helpers > 16) helpers = 16;
+    int started = 0;
+    for (int64_t k = 0; k < helpers; k++) {
+        if (pthread_create(&threads[started], NULL, morello_worker, &job) != 0) break;
+        started++;
+    }
+    morello_worker(&job);
+    for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
+}
+";
+
 /// The driver's C source.
 fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
-    let mut s = String::from("#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n");
-    s.push_str(&kernel.prototype);
+    let mut s = String::from("#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n");
+    s.push_str(&kernel.header);
+    s.push_str(DRIVER_RUNTIME);
     s.push_str(
         "\n\n/* Reads n bytes into a buffer that starts `offset` bytes past malloc's alignment. */\n\
          static void *load(size_t n, size_t offset) {\n    \
@@ -159,7 +240,9 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
             size = a.dtype().size_bytes(),
         ));
     }
-    let call: Vec<String> = (0..args.len()).map(|i| format!("p{i}")).collect();
+    let mut call: Vec<String> = (0..args.len()).map(|i| format!("p{i}")).collect();
+    call.push("&rt".to_owned());
+    s.push_str("    const morello_runtime rt = { morello_parallel_for, 4 };\n");
     s.push_str(&format!("    {}({});\n", kernel.symbol, call.join(", ")));
     for (i, a) in args.iter().enumerate() {
         s.push_str(&format!("    fwrite(p{i}, 1, {}, stdout);\n", a.bytes().len()));

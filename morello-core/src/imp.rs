@@ -6,7 +6,8 @@
 //! * [`LoopNode`] binds its bodies to tiles of the parent's operands;
 //! * [`AllocNode`] binds its body to the parent's operands with one replaced by a new tensor,
 //!   and its prologue/epilogue `Move`s to (old, new) and (new, old);
-//! * [`BlockNode`] binds each stage to a subset of the parent's operands.
+//! * [`BlockNode`] binds each stage's operands to the parent's operands or to temporary
+//!   tensors it allocates (a pipeline's intermediates), possibly through a view.
 //!
 //! Leaves are microkernels or still-unscheduled Specs ([`ImplNode::Spec`]).
 
@@ -14,6 +15,7 @@ use crate::kernels::KernelKind;
 use crate::shape::Shape;
 use crate::spec::Spec;
 use crate::tensor::TensorSpec;
+use crate::view::ViewMap;
 use smallvec::SmallVec;
 use std::fmt;
 
@@ -84,15 +86,54 @@ pub struct AllocNode {
     pub epilogue: Option<Box<Impl>>,
 }
 
-/// Stages run in order, each over some of the node's operands.
+/// Stages run in order, each over some of the node's operands and temporaries (paper §2.1's
+/// pipelines when there are temporaries).
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct BlockNode {
+    /// Tensors allocated for the duration of the block (pipeline intermediates).
+    pub temps: Vec<TensorSpec>,
     /// The stages.
     pub stages: Vec<Impl>,
-    /// For each stage, the parent operand bound to each of its parameters.
-    pub bindings: Vec<SmallVec<[usize; 4]>>,
-    /// The stage that schedule rewrites target by default.
-    pub default_stage: usize,
+    /// For each stage, what each of its parameters is bound to.
+    pub bindings: Vec<SmallVec<[Binding; 4]>>,
+    /// The stage that schedule rewrites target by default, if any (pipelines have none: use
+    /// `subschedule`).
+    pub default_stage: Option<usize>,
+}
+
+/// What a block stage's parameter is.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Binding {
+    /// The tensor it refers to.
+    pub source: Source,
+    /// How the parameter's coordinates map to the source's; `None` for the source itself.
+    pub view: Option<ViewMap>,
+}
+
+/// A tensor in a block's scope.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Source {
+    /// Operand `i` of the block's Spec.
+    Param(usize),
+    /// Temporary `i` of the block.
+    Temp(usize),
+}
+
+impl Binding {
+    /// Parameter `i` of the parent, as is.
+    pub fn param(i: usize) -> Binding {
+        Binding { source: Source::Param(i), view: None }
+    }
+
+    /// Temporary `i`, as is.
+    pub fn temp(i: usize) -> Binding {
+        Binding { source: Source::Temp(i), view: None }
+    }
+
+    /// This binding seen through `view`.
+    pub fn viewed(self, view: ViewMap) -> Binding {
+        Binding { view: Some(view), ..self }
+    }
 }
 
 impl Impl {
@@ -143,7 +184,7 @@ impl Impl {
             ImplNode::Spec | ImplNode::Kernel(_) => None,
             ImplNode::Loop(_) => Some(0),
             ImplNode::Alloc(a) => Some(usize::from(a.prologue.is_some())),
-            ImplNode::Block(b) => Some(b.default_stage),
+            ImplNode::Block(b) => b.default_stage,
         }
     }
 
@@ -191,7 +232,8 @@ impl Impl {
             ImplNode::Spec => format!("{}", self.spec),
             ImplNode::Kernel(k) => format!("{k}"),
             ImplNode::Loop(l) => {
-                let mut s = format!("tile {}", crate::shape::DisplayShape(&l.tile));
+                let kind = if l.parallel { "parallel tile" } else { "tile" };
+                let mut s = format!("{kind} {}", crate::shape::DisplayShape(&l.tile));
                 if !l.boundaries.is_empty() {
                     s += &format!(" (+{} boundary)", l.boundaries.len());
                 }
@@ -201,7 +243,11 @@ impl Impl {
                 let kind = if a.cache_miss { "cache" } else { "alloc" };
                 format!("{kind} operand {} -> {}", a.operand, a.tensor)
             }
-            ImplNode::Block(_) => "block".to_owned(),
+            ImplNode::Block(b) if b.temps.is_empty() => "block".to_owned(),
+            ImplNode::Block(b) => {
+                let temps: Vec<String> = b.temps.iter().map(ToString::to_string).collect();
+                format!("pipeline with {}", temps.join(", "))
+            }
         }
     }
 

@@ -1,152 +1,150 @@
-//! The microkernel table: for each kernel, when it applies, what it costs, which registers it
+//! The microkernel table: for each kernel, the primitive it implements, the levels its
+//! operands may be at, when it applies on a target, what it costs, which vector registers it
 //! needs beyond its operands, and the C it emits.
+//!
+//! Every kernel is declared once, as a [`KernelDef`] in one of the group files (matrix
+//! products, moves, fills and broadcasts, element-wise operations, softmax parts); everything
+//! else reads that table. Kernels emit portable GNU C vector code where they can, so the same
+//! definition serves AVX2 (16- and 32-byte vectors) and AVX-512 (up to 64-byte vectors); only
+//! the AVX512-BF16 dot products use intrinsics. Scalar ("value") kernels serve every target,
+//! including the portable one, and every dtype.
 
-use crate::dtype::Dtype;
+mod check;
+mod elementwise;
+mod emit;
+mod fills;
+mod helpers;
+mod matmul;
+mod moves;
+mod softmax;
+
+pub use check::KernelMismatch;
+pub use emit::KernelEmitter;
+pub use helpers::Helper;
+
 use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::primitive::{FillValue, Primitive, Role};
 use crate::spec::LogicalSpec;
 use crate::target::Target;
-use crate::tensor::TensorSpec;
+use check::Checker;
 use std::fmt;
-use thiserror::Error;
 
-/// A microkernel.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum KernelKind {
-    /// `out += lhs * rhs` on single elements in registers or L1.
-    MultAdd,
-    /// `out[j] += lhs * rhs[j]` over vector registers: one broadcast, one multiply-add per
-    /// output register (paper Figure 1; `vbroadcastss` + `vfmadd`).
-    BroadcastVecMultAdd,
-    /// Copy one element between registers and L1.
-    ValueAssign,
-    /// Copy whole vector registers to, from or between vector registers.
-    VectorAssign,
-    /// `memset` a contiguous tensor in memory to zero.
-    MemsetZero,
-    /// Set one element to zero.
-    ValueZero,
-    /// Set vector registers to zero.
-    VectorZero,
+/// Levels accepted for single elements: scalar registers or L1.
+pub(crate) const SCALAR: &[Level] = &[Level::RF, Level::L1];
+/// Vector registers only.
+pub(crate) const VECTOR: &[Level] = &[Level::VRF];
+/// Vector registers or contiguous L1 memory.
+pub(crate) const VECTOR_OR_L1: &[Level] = &[Level::VRF, Level::L1];
+/// L1 memory only.
+pub(crate) const L1: &[Level] = &[Level::L1];
+/// Addressed memory (L1 or global).
+pub(crate) const MEMORY: &[Level] = &[Level::L1, Level::GL];
+
+/// One microkernel's definition. See the module documentation.
+pub struct KernelDef {
+    /// Name in schedule syntax.
+    pub name: &'static str,
+    /// What it implements, in words (for messages).
+    pub implements: &'static str,
+    /// Whether it implements `primitive`.
+    pub matches: fn(Primitive) -> bool,
+    /// Per operand, the levels it may be at.
+    pub levels: &'static [&'static [Level]],
+    /// Whether it applies (the primitive and levels are already checked).
+    pub applies: fn(&Checker, &Target) -> Result<(), KernelMismatch>,
+    /// Its cost (paper §3's `k_p`), in the units of move costs.
+    pub cost: fn(&LogicalSpec, &Target) -> u64,
+    /// Vector registers it needs beyond its operands.
+    pub registers: fn(&LogicalSpec, &Target) -> u64,
+    /// Emits its C.
+    pub emit: fn(&LogicalSpec, &mut dyn KernelEmitter),
 }
 
-/// Why a kernel does not implement a Spec.
-#[derive(Clone, PartialEq, Eq, Debug, Error)]
-pub enum KernelMismatch {
-    /// The kernel implements another primitive.
-    #[error("it implements {expected}, not {found}")]
-    Primitive {
-        /// What it implements.
-        expected: &'static str,
-        /// What the Spec is.
-        found: String,
-    },
-    /// An operand must be a single element.
-    #[error("operand `{operand}` must be a single element, but it is {shape}")]
-    NotScalar {
-        /// Operand name.
-        operand: String,
-        /// Its shape, formatted.
-        shape: String,
-    },
-    /// An operand is at the wrong level.
-    #[error("operand `{operand}` must be in {allowed}, but it is in {found}")]
-    Level {
-        /// Operand name.
-        operand: String,
-        /// Allowed levels, formatted.
-        allowed: String,
-        /// Its level.
-        found: Level,
-    },
-    /// Operand dtypes differ.
-    #[error("all operands must have the same dtype")]
-    MixedDtypes,
-    /// The dtype is not supported.
-    #[error("{dtype} is not supported")]
-    Dtype {
-        /// The dtype.
-        dtype: Dtype,
-    },
-    /// An operand is not contiguous.
-    #[error("operand `{operand}` must be contiguous")]
-    NotContiguous {
-        /// Operand name.
-        operand: String,
-    },
-    /// Operands disagree on vector size or layout.
-    #[error("operands must have the same shape, layout and vector size")]
-    Mismatched,
-    /// The Spec's shape is not what the kernel handles.
-    #[error("{0}")]
-    Shape(String),
+macro_rules! kernels {
+    ($($kind:ident => $def:path,)*) => {
+        /// A microkernel. See [`KernelDef`] for what each one knows.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+        pub enum KernelKind {
+            $(#[doc = concat!("The `", stringify!($kind), "` kernel (see its definition).")] $kind,)*
+        }
+
+        impl KernelKind {
+            /// Every kernel, in a fixed order.
+            pub const ALL: &'static [KernelKind] = &[$(KernelKind::$kind,)*];
+
+            /// The kernel's definition.
+            pub fn def(self) -> &'static KernelDef {
+                match self {
+                    $(KernelKind::$kind => &$def,)*
+                }
+            }
+        }
+    };
 }
 
-/// What a kernel's C emission needs from the code generator.
-pub trait KernelEmitter {
-    /// The C lvalue of operand `i`, which is a single element.
-    fn scalar(&mut self, i: usize) -> String;
-    /// A C pointer expression to the first element of operand `i`, which is contiguous memory.
-    fn address(&mut self, i: usize) -> String;
-    /// Names of the vector registers holding operand `i`, in buffer order.
-    fn vectors(&mut self, i: usize) -> Vec<String>;
-    /// The name of the C vector type of `lanes` × `dtype`.
-    fn vector_type(&mut self, dtype: Dtype, lanes: u32) -> String;
-    /// Emits one line of C.
-    fn line(&mut self, code: String);
+kernels! {
+    MultAdd => matmul::MULT_ADD,
+    BroadcastVecMultAdd => matmul::BROADCAST_VEC_MULT_ADD,
+    BroadcastVecMultAddBf16F32 => matmul::BROADCAST_VEC_MULT_ADD_BF16_F32,
+    DotProductLoop => matmul::DOT_PRODUCT_LOOP,
+    DotProductLoopBf16 => matmul::DOT_PRODUCT_LOOP_BF16,
+    DotProductLoopVdpbf16ps => matmul::DOT_PRODUCT_LOOP_VDPBF16PS,
+    MatmulLoopVdpbf16ps => matmul::MATMUL_LOOP_VDPBF16PS,
+    ValueAssign => moves::VALUE_ASSIGN,
+    ValueCast => moves::VALUE_CAST,
+    VectorAssign => moves::VECTOR_ASSIGN,
+    VectorCast => moves::VECTOR_CAST,
+    VectorPermute => moves::VECTOR_PERMUTE,
+    Memcpy => moves::MEMCPY,
+    ValueOnePrefix => moves::VALUE_ONE_PREFIX,
+    MemsetZero => fills::MEMSET_ZERO,
+    ValueZero => fills::VALUE_ZERO,
+    ValueNegInf => fills::VALUE_NEG_INF,
+    ValueMin => fills::VALUE_MIN,
+    VectorZero => fills::VECTOR_ZERO,
+    VectorNegInf => fills::VECTOR_NEG_INF,
+    VectorMin => fills::VECTOR_MIN,
+    ValueBroadcast => fills::VALUE_BROADCAST,
+    VecScalarAssign => fills::VEC_SCALAR_ASSIGN,
+    ValueDivide => elementwise::VALUE_DIVIDE,
+    VectorDivide => elementwise::VECTOR_DIVIDE,
+    ValueDivideVecScalar => elementwise::VALUE_DIVIDE_VEC_SCALAR,
+    DivideVecScalarReciprocal => elementwise::DIVIDE_VEC_SCALAR_RECIPROCAL,
+    ValueMax => elementwise::VALUE_MAX,
+    VectorMax => elementwise::VECTOR_MAX,
+    VectorMaxLoop => elementwise::VECTOR_MAX_LOOP,
+    ValueSoftmaxComplete => softmax::VALUE_SOFTMAX_COMPLETE,
+    VectorSoftmaxComplete => softmax::VECTOR_SOFTMAX_COMPLETE,
+    ValueSoftmaxDenominator => softmax::VALUE_SOFTMAX_DENOMINATOR,
+    VectorSoftmaxDenominator => softmax::VECTOR_SOFTMAX_DENOMINATOR,
+    ValueSoftmaxDenominatorAndMax => softmax::VALUE_SOFTMAX_DENOMINATOR_AND_MAX,
+    VectorSoftmaxDenominatorAndMax => softmax::VECTOR_SOFTMAX_DENOMINATOR_AND_MAX,
+    ValueSoftmaxDenominatorAndMaxFromParts => softmax::VALUE_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS,
+    VectorSoftmaxDenominatorAndMaxFromParts => softmax::VECTOR_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS,
+    ValueSoftmaxDenominatorAndUnscaledFromMax => softmax::VALUE_SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX,
+    VectorSoftmaxDenominatorAndUnscaledFromMax => softmax::VECTOR_SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX,
 }
 
 impl KernelKind {
-    /// Every kernel, in a fixed order.
-    pub const ALL: [KernelKind; 7] = [
-        KernelKind::MultAdd,
-        KernelKind::BroadcastVecMultAdd,
-        KernelKind::ValueAssign,
-        KernelKind::VectorAssign,
-        KernelKind::MemsetZero,
-        KernelKind::ValueZero,
-        KernelKind::VectorZero,
-    ];
-
     /// Name in schedule syntax.
     pub fn name(self) -> &'static str {
-        match self {
-            KernelKind::MultAdd => "MultAdd",
-            KernelKind::BroadcastVecMultAdd => "BroadcastVecMultAdd",
-            KernelKind::ValueAssign => "ValueAssign",
-            KernelKind::VectorAssign => "VectorAssign",
-            KernelKind::MemsetZero => "MemsetZero",
-            KernelKind::ValueZero => "ValueZero",
-            KernelKind::VectorZero => "VectorZero",
-        }
+        self.def().name
     }
 
     /// Looks a kernel up by name.
     pub fn from_name(name: &str) -> Option<KernelKind> {
-        KernelKind::ALL.into_iter().find(|k| k.name() == name)
+        KernelKind::ALL.iter().copied().find(|k| k.name() == name)
     }
 
-    /// The primitive this kernel implements.
-    pub fn primitive(self) -> Primitive {
-        match self {
-            KernelKind::MultAdd | KernelKind::BroadcastVecMultAdd => Primitive::Matmul { accum: true },
-            KernelKind::ValueAssign | KernelKind::VectorAssign => Primitive::Move,
-            KernelKind::MemsetZero | KernelKind::ValueZero | KernelKind::VectorZero => Primitive::Fill(FillValue::Zero),
-        }
+    /// Whether this kernel implements `primitive` (ignoring operands).
+    pub fn implements(self, primitive: Primitive) -> bool {
+        (self.def().matches)(primitive)
     }
 
     /// The levels this kernel accepts for operand `operand`.
     pub fn operand_levels(self, operand: usize) -> &'static [Level] {
-        const SCALAR: &[Level] = &[Level::RF, Level::L1];
-        match (self, operand) {
-            (KernelKind::MultAdd | KernelKind::ValueAssign | KernelKind::ValueZero, _) => SCALAR,
-            (KernelKind::BroadcastVecMultAdd, 0) => SCALAR,
-            (KernelKind::BroadcastVecMultAdd, _) => &[Level::VRF],
-            (KernelKind::VectorAssign, _) => &[Level::VRF, Level::L1],
-            (KernelKind::MemsetZero, _) => &[Level::L1, Level::GL],
-            (KernelKind::VectorZero, _) => &[Level::VRF],
-        }
+        self.def().levels.get(operand).copied().unwrap_or(&[])
     }
 
     /// Whether some kernel can consume operand `operand` of a `primitive` Spec at `level`,
@@ -155,12 +153,13 @@ impl KernelKind {
     /// level no kernel accepts can never be implemented.
     pub fn any_accepts(primitive: Primitive, operand: usize, level: Level) -> bool {
         let direct = |p: Primitive, i: usize| {
-            KernelKind::ALL.iter().any(|k| k.primitive() == p && k.operand_levels(i).contains(&level))
+            KernelKind::ALL.iter().any(|k| k.implements(p) && k.operand_levels(i).contains(&level))
         };
+        let fills = [FillValue::Zero, FillValue::NegInf, FillValue::Min].map(Primitive::Fill);
         let any_fill = || {
             KernelKind::ALL
                 .iter()
-                .any(|k| matches!(k.primitive(), Primitive::Fill(_)) && k.operand_levels(0).contains(&level))
+                .any(|k| fills.iter().any(|&f| k.implements(f)) && k.operand_levels(0).contains(&level))
         };
         direct(primitive, operand)
             || primitive.accumulating_variant().is_some_and(|accum| {
@@ -171,246 +170,67 @@ impl KernelKind {
 
     /// Whether this kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> Result<(), KernelMismatch> {
-        if spec.primitive() != Some(self.primitive()) {
-            let found = spec.primitive().map_or_else(|| "a Compose".to_owned(), |p| p.to_string());
-            return Err(KernelMismatch::Primitive { expected: self.primitive().name(), found });
+        let def = self.def();
+        let found = || spec.primitive().map_or_else(|| "a Compose".to_owned(), |p| p.to_string());
+        match spec.primitive() {
+            Some(p) if (def.matches)(p) => {}
+            _ => return Err(KernelMismatch::Primitive { expected: def.implements, found: found() }),
         }
-        let _ = target;
-        let ops = spec.operands();
-        let check = Checker { spec };
-        match self {
-            KernelKind::MultAdd => {
-                check.same_dtype()?;
-                check.dtype_in(&[Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32, Dtype::F32])?;
-                check.scalars_in_rf_or_l1(&[0, 1, 2])
-            }
-            KernelKind::BroadcastVecMultAdd => {
-                check.same_dtype()?;
-                check.dtype_in(&[Dtype::F32, Dtype::U32, Dtype::U16])?;
-                let [b, m, k, _] = spec.shape() else { unreachable!("Matmul is rank 4") };
-                if (*b, *m, *k) != (1, 1, 1) {
-                    return Err(KernelMismatch::Shape(format!(
-                        "it needs a 1×1×1×n Spec (one row of output), not {}",
-                        crate::shape::DisplayShape(spec.shape())
-                    )));
-                }
-                check.scalars_in_rf_or_l1(&[0])?;
-                check.level(1, &[Level::VRF])?;
-                check.level(2, &[Level::VRF])?;
-                check.contiguous(1)?;
-                check.contiguous(2)?;
-                check.same_vectors(1, 2)
-            }
-            KernelKind::ValueAssign => {
-                check.same_dtype()?;
-                check.scalars_in_rf_or_l1(&[0, 1])
-            }
-            KernelKind::VectorAssign => {
-                check.same_dtype()?;
-                check.level(0, &[Level::VRF, Level::L1])?;
-                check.level(1, &[Level::VRF, Level::L1])?;
-                if ops[0].level() != Level::VRF && ops[1].level() != Level::VRF {
-                    return Err(KernelMismatch::Level {
-                        operand: "src or dst".to_owned(),
-                        allowed: Level::VRF.name().to_owned(),
-                        found: ops[0].level(),
-                    });
-                }
-                check.contiguous(0)?;
-                check.contiguous(1)?;
-                check.same_vectors(0, 1)
-            }
-            KernelKind::MemsetZero => {
-                check.level(0, &[Level::L1, Level::GL])?;
-                check.contiguous(0)
-            }
-            KernelKind::ValueZero => check.scalars_in_rf_or_l1(&[0]),
-            KernelKind::VectorZero => {
-                check.level(0, &[Level::VRF])?;
-                check.contiguous(0)
-            }
+        let check = Checker::new(spec);
+        for (i, levels) in def.levels.iter().enumerate() {
+            check.level(i, levels)?;
         }
+        (def.applies)(&check, target)
     }
 
     /// The kernel's cost (paper §3's `k_p`), in the same units as move costs.
     pub fn cost(self, spec: &LogicalSpec, target: &Target) -> u64 {
-        let ops = spec.operands();
-        let moves: u64 = ops.iter().map(|t| t.move_cost(target)).sum();
-        match self {
-            KernelKind::MultAdd => {
-                let base = if ops[2].dtype().is_float() { 1 } else { 2 };
-                base + moves
-            }
-            KernelKind::BroadcastVecMultAdd => 2 * ops[2].vector_count() + 1,
-            KernelKind::ValueAssign | KernelKind::ValueZero => 1 + moves,
-            KernelKind::VectorAssign => ops.iter().map(TensorSpec::vector_count).max().unwrap_or(1),
-            KernelKind::MemsetZero => 1 + moves,
-            KernelKind::VectorZero => ops[0].vector_count(),
-        }
+        (self.def().cost)(spec, target)
     }
 
     /// Registers the kernel needs beyond its operands.
     pub fn memory(self, spec: &LogicalSpec, target: &Target) -> MemoryUsage {
-        let _ = spec;
-        match self {
-            // The broadcast of the scalar occupies one vector register.
-            KernelKind::BroadcastVecMultAdd => {
-                MemoryUsage::single(Level::VRF, u64::from(target.level(Level::VRF).register_bytes), target)
-            }
-            _ => MemoryUsage::zero(),
+        let registers = (self.def().registers)(spec, target);
+        if registers == 0 {
+            return MemoryUsage::zero();
         }
+        MemoryUsage::single(Level::VRF, registers * u64::from(target.level(Level::VRF).register_bytes), target)
     }
 
     /// Emits the kernel's C. Operand indices are the Spec's parameter indices.
     pub fn emit(self, spec: &LogicalSpec, out: &mut dyn KernelEmitter) {
-        let ops = spec.operands();
-        match self {
-            KernelKind::MultAdd => {
-                let (a, b, c) = (out.scalar(0), out.scalar(1), out.scalar(2));
-                let dtype = ops[2].dtype();
-                if dtype.is_float() {
-                    out.line(format!("{c} += {a} * {b};"));
-                } else {
-                    // Unsigned 32-bit arithmetic wraps as the Spec requires; narrower types would
-                    // promote to (overflowing) int.
-                    let t = dtype.c_type();
-                    out.line(format!("{c} = ({t})((uint32_t){c} + (uint32_t){a} * (uint32_t){b});"));
-                }
-            }
-            KernelKind::BroadcastVecMultAdd => {
-                let a = out.scalar(0);
-                let (rhs, acc) = (out.vectors(1), out.vectors(2));
-                for (r, o) in rhs.iter().zip(&acc) {
-                    out.line(format!("{o} = {o} + {r} * {a};"));
-                }
-            }
-            KernelKind::ValueAssign => {
-                let (src, dst) = (out.scalar(0), out.scalar(1));
-                out.line(format!("{dst} = {src};"));
-            }
-            KernelKind::VectorAssign => {
-                let dtype = ops[0].dtype();
-                let lanes = ops.iter().find_map(TensorSpec::vector_size).expect("one operand is in VRF");
-                let bytes = lanes * dtype.size_bytes();
-                match (ops[0].level(), ops[1].level()) {
-                    (Level::VRF, Level::VRF) => {
-                        let (src, dst) = (out.vectors(0), out.vectors(1));
-                        for (s, d) in src.iter().zip(&dst) {
-                            out.line(format!("{d} = {s};"));
-                        }
-                    }
-                    (Level::VRF, _) => {
-                        let (src, base) = (out.vectors(0), out.address(1));
-                        for (j, s) in src.iter().enumerate() {
-                            out.line(format!("__builtin_memcpy({base} + {}, &{s}, {bytes});", j as u32 * lanes));
-                        }
-                    }
-                    _ => {
-                        let (base, dst) = (out.address(0), out.vectors(1));
-                        for (j, d) in dst.iter().enumerate() {
-                            out.line(format!("__builtin_memcpy(&{d}, {base} + {}, {bytes});", j as u32 * lanes));
-                        }
-                    }
-                }
-            }
-            KernelKind::MemsetZero => {
-                let base = out.address(0);
-                let bytes = ops[0].volume() * u64::from(ops[0].dtype().size_bytes());
-                out.line(format!("memset({base}, 0, {bytes});"));
-            }
-            KernelKind::ValueZero => {
-                let dst = out.scalar(0);
-                out.line(format!("{dst} = 0;"));
-            }
-            KernelKind::VectorZero => {
-                let ty = out.vector_type(ops[0].dtype(), ops[0].vector_size().expect("VRF operand"));
-                for v in out.vectors(0) {
-                    out.line(format!("{v} = ({ty}){{0}};"));
-                }
-            }
-        }
-    }
-}
-
-/// Applicability checks shared by the kernels.
-struct Checker<'a> {
-    spec: &'a LogicalSpec,
-}
-
-impl Checker<'_> {
-    fn name(&self, i: usize) -> String {
-        self.spec.operand_name(i).into_owned()
-    }
-
-    fn op(&self, i: usize) -> &TensorSpec {
-        &self.spec.operands()[i]
-    }
-
-    fn same_dtype(&self) -> Result<(), KernelMismatch> {
-        let d = self.op(0).dtype();
-        if self.spec.operands().iter().all(|t| t.dtype() == d) { Ok(()) } else { Err(KernelMismatch::MixedDtypes) }
-    }
-
-    fn dtype_in(&self, allowed: &[Dtype]) -> Result<(), KernelMismatch> {
-        let dtype = self.op(0).dtype();
-        if allowed.contains(&dtype) { Ok(()) } else { Err(KernelMismatch::Dtype { dtype }) }
-    }
-
-    fn scalar(&self, i: usize) -> Result<(), KernelMismatch> {
-        if self.op(i).is_scalar() {
-            Ok(())
-        } else {
-            Err(KernelMismatch::NotScalar {
-                operand: self.name(i),
-                shape: crate::shape::DisplayShape(self.op(i).shape()).to_string(),
-            })
-        }
-    }
-
-    fn level(&self, i: usize, allowed: &[Level]) -> Result<(), KernelMismatch> {
-        let found = self.op(i).level();
-        if allowed.contains(&found) {
-            Ok(())
-        } else {
-            Err(KernelMismatch::Level {
-                operand: self.name(i),
-                allowed: allowed.iter().map(|l| l.name()).collect::<Vec<_>>().join(" or "),
-                found,
-            })
-        }
-    }
-
-    /// Each listed operand is a single element in scalar registers or L1.
-    fn scalars_in_rf_or_l1(&self, operands: &[usize]) -> Result<(), KernelMismatch> {
-        for &i in operands {
-            self.scalar(i)?;
-            self.level(i, &[Level::RF, Level::L1])?;
-        }
-        Ok(())
-    }
-
-    fn contiguous(&self, i: usize) -> Result<(), KernelMismatch> {
-        if self.op(i).is_contiguous() { Ok(()) } else { Err(KernelMismatch::NotContiguous { operand: self.name(i) }) }
-    }
-
-    /// Both operands hold the same values in the same order, whole vectors of equal size.
-    fn same_vectors(&self, a: usize, b: usize) -> Result<(), KernelMismatch> {
-        let (x, y) = (self.op(a), self.op(b));
-        let lanes_agree = match (x.vector_size(), y.vector_size()) {
-            (Some(p), Some(q)) => p == q,
-            (Some(l), None) | (None, Some(l)) => x.volume() % u64::from(l) == 0,
-            (None, None) => false,
-        };
-        if x.shape() == y.shape() && x.layout().dims() == y.layout().dims() && lanes_agree {
-            Ok(())
-        } else {
-            Err(KernelMismatch::Mismatched)
-        }
+        (self.def().emit)(spec, out)
     }
 }
 
 impl fmt::Display for KernelKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The move costs of every operand (paper §3's `m(t)`; zero in registers).
+pub(crate) fn operand_moves(spec: &LogicalSpec, target: &Target) -> u64 {
+    spec.operands().iter().map(|t| t.move_cost(target)).sum()
+}
+
+/// No extra registers.
+pub(crate) fn no_registers(_: &LogicalSpec, _: &Target) -> u64 {
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for &k in KernelKind::ALL {
+            assert_eq!(KernelKind::from_name(k.name()), Some(k));
+        }
+        let mut names: Vec<&str> = KernelKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KernelKind::ALL.len());
     }
 }

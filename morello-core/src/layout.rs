@@ -19,6 +19,8 @@
 //! logical dimension that are contiguous with each other are merged. Two tensors whose buffers
 //! behave identically therefore have equal layouts, which is what makes Specs canonical.
 
+mod view;
+
 use crate::index::IndexArith;
 use smallvec::SmallVec;
 use std::fmt;

@@ -28,3 +28,4 @@ pub mod symbol;
 pub mod syntax;
 pub mod target;
 pub mod tensor;
+pub mod view;

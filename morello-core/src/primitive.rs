@@ -9,7 +9,7 @@
 
 mod table;
 
-pub use table::{AccumInit, DimExpr, DimRule, OperandDef, PrimitiveDef, Role};
+pub use table::{AccumInit, DimExpr, DimRule, OperandDef, PrimitiveDef, Role, is_upcast};
 
 use crate::dtype::Dtype;
 use crate::shape::Shape;

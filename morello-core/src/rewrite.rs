@@ -4,14 +4,22 @@
 //! by user schedules and by the search alike: it returns the new node with its children as
 //! unscheduled Specs, or a typed reason why the rewrite does not apply.
 
+mod broadcast_first;
+mod bufferize;
 mod moves;
 mod select;
+mod softmax;
+mod spatial_split;
+mod temps;
 mod tile;
 mod to_accum;
 
+pub use temps::TempDest;
+
+use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::{KernelKind, KernelMismatch};
-use crate::layout::Layout;
+use crate::layout::{Layout, LayoutError};
 use crate::level::Level;
 use crate::primitive::Primitive;
 use crate::shape::{DisplayShape, Shape};
@@ -25,35 +33,86 @@ use thiserror::Error;
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Action {
     /// Loop over tiles of the given size along each Spec dimension. Tiling a reduction
-    /// dimension (a `split`) requires an accumulating Spec.
+    /// dimension (a `split`) requires an accumulating Spec. A parallel loop runs its
+    /// iterations on several threads; its bodies are serial.
     Tile {
         /// Tile size per Spec dimension.
         tile: Shape,
+        /// Whether iterations run in parallel.
+        parallel: bool,
     },
-    /// Move operand `operand` into a new tensor at `level` with `layout`.
+    /// Move operand `operand` into a new tensor at `level` with `layout` and `dtype`.
     Move {
         /// Operand index.
         operand: usize,
         /// Destination level.
         level: Level,
         /// Destination layout (canonical for the operand's shape). When it has the same
-        /// physical dimensions as the operand and the destination is hardware-managed, the move
-        /// is a cache fill that keeps the operand's layout and emits no code.
+        /// physical dimensions as the operand, the dtype is unchanged and the destination is
+        /// hardware-managed, the move is a cache fill that keeps the operand's layout and emits
+        /// no code.
         layout: Layout,
         /// Lanes per register for a VRF destination.
         vector_size: Option<u32>,
+        /// Destination dtype: the operand's, or a lossless widening of an input's.
+        dtype: Dtype,
     },
     /// Rewrite a non-accumulating Spec into "initialize the output, then accumulate".
     ToAccum,
     /// Implement the Spec with a microkernel.
     Select(KernelKind),
+    /// Split a Compose at stage `index`: a pipeline that computes the stages after `index`
+    /// into a temporary, then the stages up to `index` from it.
+    Bufferize {
+        /// The stage whose first input becomes the temporary (0 = the head).
+        index: usize,
+        /// Where the temporary lives.
+        dest: TempDest,
+    },
+    /// A ConvAccum with a 1×1 output: a loop over filter positions, each a MatmulAccum over
+    /// views of the operands.
+    SpatialSplit,
+    /// DivideVecScalar as a pipeline: broadcast the scalars into a temporary, then DivideVec.
+    BroadcastFirst {
+        /// Where the broadcast temporary lives.
+        dest: TempDest,
+    },
+    /// Softmax as SoftmaxDenominatorAndUnscaled into the output, then DivideVecScalar.
+    ToSoftmaxParts {
+        /// Where the denominators live.
+        denom: TempDest,
+    },
+    /// Softmax as SoftmaxDenominatorAndMax, then SoftmaxComplete (recomputing exponentials).
+    ToSoftmaxPartsRecompute {
+        /// Where the maxima live.
+        max: TempDest,
+        /// Where the denominators live.
+        denom: TempDest,
+    },
+    /// SoftmaxDenominatorAndMax as Max, then SoftmaxDenominator (two passes).
+    ToMaxAndDenominator,
+    /// SoftmaxDenominatorAndUnscaled as Max into a temporary, then
+    /// SoftmaxDenominatorAndUnscaledFromMax.
+    ToMaxAndUnscaled {
+        /// Where the maxima live.
+        max: TempDest,
+    },
+    /// SoftmaxDenominatorAndMax over chunks of `chunk` values (per-chunk maxima and
+    /// denominators, which parallel tiling can compute concurrently), then merged with
+    /// SoftmaxDenominatorAndMaxFromParts.
+    ParallelSplit {
+        /// Values per chunk along the scan dimension.
+        chunk: u32,
+        /// Where the per-chunk results live.
+        partials: TempDest,
+    },
 }
 
 /// Why a rewrite does not apply.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum RewriteError {
     /// The rewrite is not available for Compose Specs.
-    #[error("{rewrite} cannot be applied to a Compose yet: pipelines can only be written and evaluated so far")]
+    #[error("{rewrite} does not apply to a Compose; split it into stages with `bufferize` first")]
     Compose {
         /// The rewrite.
         rewrite: &'static str,
@@ -191,18 +250,148 @@ pub enum RewriteError {
         /// Why.
         reason: KernelMismatch,
     },
+    /// The rewrite applies to other primitives.
+    #[error("{rewrite} applies to {expected}, not to {found}")]
+    WrongPrimitive {
+        /// The rewrite.
+        rewrite: &'static str,
+        /// What it applies to.
+        expected: &'static str,
+        /// What the Spec is.
+        found: String,
+    },
+    /// Parallelism requested on a serial Spec.
+    #[error("the Spec is serial, so {rewrite} cannot run anything in parallel")]
+    SerialOnly {
+        /// The rewrite.
+        rewrite: &'static str,
+    },
+    /// A parallel loop over an operand held in registers.
+    #[error("operand `{operand}` is in {level}; registers belong to one thread, so the loop cannot be parallel")]
+    ParallelInRegisters {
+        /// Operand name.
+        operand: String,
+        /// Its level.
+        level: Level,
+    },
+    /// A parallel loop along a reduction dimension (iterations would race on the output).
+    #[error("a parallel loop along the reduction dimension {dim_name} would race on the output; tile it serially")]
+    ParallelReduction {
+        /// Dimension index.
+        dim: usize,
+        /// Dimension name.
+        dim_name: String,
+    },
+    /// A dtype change that is not a lossless widening.
+    #[error(
+        "operand `{operand}` is {from}; a move can only widen it losslessly (bf16 → f32, wider integers), not to {to}"
+    )]
+    NotUpcast {
+        /// Operand name.
+        operand: String,
+        /// Its dtype.
+        from: Dtype,
+        /// The requested dtype.
+        to: Dtype,
+    },
+    /// A dtype change of an operand the Spec writes (the store would narrow it).
+    #[error("operand `{operand}` is written, so its dtype cannot change (storing back would narrow it)")]
+    UpcastWritten {
+        /// Operand name.
+        operand: String,
+    },
+    /// The Spec after the rewrite would mix dtypes its primitive does not accept.
+    #[error("{0}")]
+    Dtypes(String),
+    /// A Compose stage index out of range.
+    #[error("this Compose has {stages} stages, so it can be split after stages 0..{last}; not at {index}")]
+    StageOutOfRange {
+        /// Index given.
+        index: usize,
+        /// Number of stages.
+        stages: usize,
+        /// One past the largest valid index.
+        last: usize,
+    },
+    /// A temporary tensor that cannot be placed as requested.
+    #[error("the {what} temporary cannot be placed there: {source}")]
+    TempInvalid {
+        /// Which temporary.
+        what: &'static str,
+        /// Why.
+        source: TensorSpecError,
+    },
+    /// A temporary's layout does not fit its shape.
+    #[error("the {what} temporary's layout does not fit its shape {shape}: {source}")]
+    TempLayout {
+        /// Which temporary.
+        what: &'static str,
+        /// The temporary's shape, formatted.
+        shape: String,
+        /// Why.
+        source: LayoutError,
+    },
+    /// An operand cannot be viewed as the rewrite needs.
+    #[error("operand `{operand}` cannot be viewed as {shape}: {source}")]
+    ViewInvalid {
+        /// Operand name.
+        operand: String,
+        /// The view's shape, formatted.
+        shape: String,
+        /// Why.
+        source: TensorSpecError,
+    },
+    /// A Spec shape the rewrite does not handle.
+    #[error("{rewrite} needs {requirement}")]
+    Shape {
+        /// The rewrite.
+        rewrite: &'static str,
+        /// What it needs, in words.
+        requirement: String,
+    },
 }
 
 impl Action {
     /// Applies the rewrite to `spec`, returning the new node whose children are unscheduled.
     pub fn apply(&self, spec: &Spec, target: &Target) -> Result<ImplNode, RewriteError> {
         match self {
-            Action::Tile { tile } => tile::apply(spec, tile, target),
-            Action::Move { operand, level, layout, vector_size } => {
-                moves::apply(spec, *operand, *level, layout, *vector_size, target)
-            }
+            Action::Tile { tile, parallel } => tile::apply(spec, tile, *parallel, target),
+            Action::Move { operand, level, layout, vector_size, dtype } => moves::apply(
+                spec,
+                *operand,
+                moves::Destination { level, layout, vector_size: *vector_size, dtype: *dtype },
+                target,
+            ),
             Action::ToAccum => to_accum::apply(spec),
             Action::Select(kernel) => select::apply(spec, *kernel, target),
+            Action::Bufferize { index, dest } => bufferize::apply(spec, *index, dest, target),
+            Action::SpatialSplit => spatial_split::apply(spec, target),
+            Action::BroadcastFirst { dest } => broadcast_first::apply(spec, dest, target),
+            Action::ToSoftmaxParts { denom } => softmax::to_softmax_parts(spec, denom, target),
+            Action::ToSoftmaxPartsRecompute { max, denom } => {
+                softmax::to_softmax_parts_recompute(spec, max, denom, target)
+            }
+            Action::ToMaxAndDenominator => softmax::to_max_and_denominator(spec),
+            Action::ToMaxAndUnscaled { max } => softmax::to_max_and_unscaled(spec, max, target),
+            Action::ParallelSplit { chunk, partials } => softmax::parallel_split(spec, *chunk, partials, target),
+        }
+    }
+
+    /// The rewrite's name in schedule syntax.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Tile { .. } => "tile",
+            Action::Move { .. } => "move_param",
+            Action::ToAccum => "to_accum",
+            Action::Select(_) => "select",
+            Action::Bufferize { .. } => "bufferize",
+            Action::SpatialSplit => "spatial_split",
+            Action::BroadcastFirst { .. } => "broadcast_first",
+            Action::ToSoftmaxParts { .. } => "to_softmax_parts",
+            Action::ToSoftmaxPartsRecompute { .. } => "to_softmax_parts_recompute",
+            Action::ToMaxAndDenominator => "to_max_and_denominator",
+            Action::ToMaxAndUnscaled { .. } => "to_max_and_unscaled",
+            Action::ParallelSplit { .. } => "parallel_split",
         }
     }
 }
@@ -210,16 +399,25 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Tile { tile } => write!(f, "tile({})", DisplayShape(tile)),
-            Action::Move { operand, level, layout, vector_size } => {
+            Action::Tile { tile, parallel } => {
+                write!(f, "tile({}", DisplayShape(tile))?;
+                f.write_str(if *parallel { ", parallel)" } else { ")" })
+            }
+            Action::Move { operand, level, layout, vector_size, dtype } => {
                 write!(f, "move_param({operand}, {level}, {layout}")?;
                 if let Some(v) = vector_size {
                     write!(f, ", v{v}")?;
                 }
-                f.write_str(")")
+                write!(f, ", {dtype})")
             }
-            Action::ToAccum => f.write_str("to_accum"),
             Action::Select(k) => write!(f, "select({k})"),
+            Action::Bufferize { index, dest } => write!(f, "bufferize({index}, {dest})"),
+            Action::BroadcastFirst { dest: d }
+            | Action::ToSoftmaxParts { denom: d }
+            | Action::ToMaxAndUnscaled { max: d } => write!(f, "{}({d})", self.name()),
+            Action::ToSoftmaxPartsRecompute { max, denom } => write!(f, "{}(({max}), ({denom}))", self.name()),
+            Action::ParallelSplit { chunk, partials } => write!(f, "parallel_split({chunk}, {partials})"),
+            Action::ToAccum | Action::SpatialSplit | Action::ToMaxAndDenominator => f.write_str(self.name()),
         }
     }
 }

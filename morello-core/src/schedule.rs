@@ -28,11 +28,12 @@
 //! # Ok::<(), morello_core::schedule::ScheduleError>(())
 //! ```
 
+use crate::dtype::Dtype;
 use crate::imp::{Impl, ImplNode};
 use crate::kernels::KernelKind;
 use crate::layout::LayoutError;
 use crate::level::Level;
-use crate::rewrite::{Action, RewriteError};
+use crate::rewrite::{Action, RewriteError, TempDest};
 use crate::search::{SynthesisError, Synthesizer};
 use crate::shape::Shape;
 use crate::spec::{LayoutDecl, Spec};
@@ -71,6 +72,9 @@ pub enum ScheduleError {
     /// Synthesis failed for a remaining Spec.
     #[error(transparent)]
     Synthesis(#[from] SynthesisError),
+    /// Schedule text that does not parse (run-time schedules).
+    #[error("the schedule does not parse: {0}")]
+    Syntax(String),
 }
 
 /// An implementation under construction: some Specs rewritten by hand, others not yet.
@@ -115,10 +119,7 @@ impl PartialImpl {
             match &node.node {
                 ImplNode::Spec => return Ok(&node.spec),
                 ImplNode::Kernel(k) => return Err(ScheduleError::NoDefaultSpec { node: k.to_string() }),
-                _ => {
-                    let i = node.default_child().expect("inner nodes have a default child");
-                    node = node.children()[i];
-                }
+                _ => node = node.children()[default_child(node)?],
             }
         }
     }
@@ -133,7 +134,13 @@ impl PartialImpl {
 
     /// Tiles the default Spec: a loop nest over tiles of `tile` (one size per Spec dimension).
     pub fn tile(self, tile: &[u32]) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Tile { tile: tile.into() })
+        self.apply(&Action::Tile { tile: tile.into(), parallel: false })
+    }
+
+    /// Tiles the default Spec with a parallel loop: iterations run on several threads, and the
+    /// tiles are serial.
+    pub fn parallel_tile(self, tile: &[u32]) -> Result<Self, ScheduleError> {
+        self.apply(&Action::Tile { tile: tile.into(), parallel: true })
     }
 
     /// Tiles the reduction dimension of the default (accumulating) Spec to `k`.
@@ -150,7 +157,7 @@ impl PartialImpl {
         for &d in &reductions {
             tile[d as usize] = k;
         }
-        self.apply(&Action::Tile { tile })
+        self.apply(&Action::Tile { tile, parallel: false })
     }
 
     /// Moves operand `operand` of the default Spec to `level`, with `layout` (default: the
@@ -159,6 +166,19 @@ impl PartialImpl {
     pub fn move_param(
         self,
         operand: usize,
+        level: Level,
+        layout: Option<LayoutDecl>,
+        vector_size: Option<u32>,
+    ) -> Result<Self, ScheduleError> {
+        self.cast(operand, None, level, layout, vector_size)
+    }
+
+    /// Like [`PartialImpl::move_param`], also widening the operand (an input) to `dtype`
+    /// (bf16 → f32, or a wider integer type); `None` keeps its dtype.
+    pub fn cast(
+        self,
+        operand: usize,
+        dtype: Option<Dtype>,
         level: Level,
         layout: Option<LayoutDecl>,
         vector_size: Option<u32>,
@@ -177,7 +197,52 @@ impl PartialImpl {
             Some(_) if !level.has_layout() => crate::layout::Layout::empty(),
             Some(decl) => decl.build(src.shape(), None)?,
         };
-        self.apply(&Action::Move { operand, level, layout, vector_size })
+        let dtype = dtype.unwrap_or(src.dtype());
+        self.apply(&Action::Move { operand, level, layout, vector_size, dtype })
+    }
+
+    /// Splits the default Compose at stage `index` into a pipeline through a temporary at
+    /// `dest` (the output of stage `index + 1`).
+    pub fn bufferize(self, index: usize, dest: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::Bufferize { index, dest })
+    }
+
+    /// Rewrites the default ConvAccum (with a 1×1 output) into a loop of MatmulAccums.
+    pub fn spatial_split(self) -> Result<Self, ScheduleError> {
+        self.apply(&Action::SpatialSplit)
+    }
+
+    /// Rewrites the default DivideVecScalar into a broadcast into `dest`, then DivideVec.
+    pub fn broadcast_first(self, dest: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::BroadcastFirst { dest })
+    }
+
+    /// Rewrites the default Softmax into denominator-and-unscaled (denominators at `denom`),
+    /// then a division.
+    pub fn to_softmax_parts(self, denom: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::ToSoftmaxParts { denom })
+    }
+
+    /// Rewrites the default Softmax into denominator-and-max, then SoftmaxComplete.
+    pub fn to_softmax_parts_recompute(self, max: TempDest, denom: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::ToSoftmaxPartsRecompute { max, denom })
+    }
+
+    /// Rewrites the default SoftmaxDenominatorAndMax into Max, then SoftmaxDenominator.
+    pub fn to_max_and_denominator(self) -> Result<Self, ScheduleError> {
+        self.apply(&Action::ToMaxAndDenominator)
+    }
+
+    /// Rewrites the default SoftmaxDenominatorAndUnscaled into Max (into `max`), then
+    /// SoftmaxDenominatorAndUnscaledFromMax.
+    pub fn to_max_and_unscaled(self, max: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::ToMaxAndUnscaled { max })
+    }
+
+    /// Splits the default SoftmaxDenominatorAndMax into chunks of `chunk` (partial results at
+    /// `partials`) merged afterwards; tile the first stage in parallel to use threads.
+    pub fn parallel_split(self, chunk: u32, partials: TempDest) -> Result<Self, ScheduleError> {
+        self.apply(&Action::ParallelSplit { chunk, partials })
     }
 
     /// Rewrites the default Spec into "initialize the output, then accumulate".
@@ -221,11 +286,18 @@ fn default_leaf_mut(root: &mut Impl) -> Result<&mut Impl, ScheduleError> {
         ImplNode::Spec => Ok(root),
         ImplNode::Kernel(k) => Err(ScheduleError::NoDefaultSpec { node: k.to_string() }),
         _ => {
-            let i = root.default_child().expect("inner nodes have a default child");
+            let i = default_child(root)?;
             let child = root.children_mut().into_iter().nth(i).expect("default child exists");
             default_leaf_mut(child)
         }
     }
+}
+
+/// The default child of an inner node; pipelines have none.
+fn default_child(node: &Impl) -> Result<usize, ScheduleError> {
+    node.default_child().ok_or_else(|| ScheduleError::NoDefaultSpec {
+        node: format!("{} (its stages have no default; pick one with `subschedule`)", node.describe_node()),
+    })
 }
 
 fn leaf_at_path<'a>(root: &'a mut Impl, path: &[usize]) -> Result<&'a mut Impl, ScheduleError> {

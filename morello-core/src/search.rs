@@ -36,7 +36,7 @@ use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
 use crate::limits::{MemoryLimits, snap_down};
 use crate::rewrite::{Action, RewriteError};
-use crate::spec::{LogicalSpec, Spec, SpecKind};
+use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -47,15 +47,6 @@ pub enum SynthesisError {
     /// No implementation fits the Spec's memory limits with the available rewrites and kernels.
     #[error("no implementation of {spec} exists with this target's kernels and these memory limits")]
     Unsatisfiable {
-        /// The Spec, formatted.
-        spec: String,
-    },
-    /// Compose pipelines cannot be implemented yet.
-    #[error(
-        "{spec} is a Compose pipeline; pipelines can be written and evaluated, but not yet implemented \
-         (that needs the bufferize rewrite)"
-    )]
-    Compose {
         /// The Spec, formatted.
         spec: String,
     },
@@ -135,9 +126,6 @@ impl Synthesizer {
     /// The optimal complete implementation of `spec`. Limits above the target's capacity are
     /// treated as the capacity.
     pub fn synthesize(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
-        if matches!(spec.logical().kind(), SpecKind::Compose(_)) {
-            return Err(SynthesisError::Compose { spec: spec.to_string() });
-        }
         let clamped = spec.with_limits(spec.limits().clamped_to(self.target));
         match self.optimal_cost(&clamped) {
             Some(_) => {
@@ -465,16 +453,24 @@ fn lower_to(horizon: &mut MemoryLimits, level: Level, value: u64) {
 }
 
 /// Lowers `horizon` to the largest parent limits whose child limits stay within
-/// `child_horizon`. Only moves change limits between parent and child.
+/// `child_horizon`. Only moves and pipeline temporaries change limits between parent and
+/// child (a block's temporaries of one level are allocated together).
 fn include_child_horizon(horizon: &mut MemoryLimits, parent: &Impl, child_horizon: &MemoryLimits, target: &Target) {
-    let alloc = match &parent.node {
-        ImplNode::Alloc(a) => Some((a.tensor.level(), a.tensor.consumption(target))),
-        _ => None,
-    };
+    let mut own = [0u64; crate::level::LEVEL_COUNT];
+    match &parent.node {
+        ImplNode::Alloc(a) => own[a.tensor.level().index()] = a.tensor.consumption(target),
+        ImplNode::Block(b) => {
+            for t in &b.temps {
+                own[t.level().index()] += t.consumption(target);
+            }
+        }
+        _ => {}
+    }
     for level in Level::ALL {
         let h = child_horizon.get(level);
-        let parent_bound = match alloc {
-            Some((l, own)) if l == level && h != u64::MAX => {
+        let own = own[level.index()];
+        let parent_bound = match own {
+            own if own > 0 && h != u64::MAX => {
                 if target.level(level).register_bytes > 0 {
                     h.saturating_add(own)
                 } else if h == 0 {

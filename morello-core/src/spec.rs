@@ -204,6 +204,32 @@ impl LogicalSpec {
         LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands, serial }
     }
 
+    /// Builds a Compose Spec from already-valid components and operand tensor specifications
+    /// (as rewrites do). Operand shapes must match the components' shape rules.
+    pub fn compose_from_tensors(components: Vec<Component>, operands: Operands, serial: bool) -> LogicalSpec {
+        debug_assert!(components.len() >= 2);
+        debug_assert_eq!(operands.len(), parameter_bindings(&components).len());
+        let shape = components[0].shape.clone();
+        LogicalSpec { kind: SpecKind::Compose(components), shape, operands, serial }
+    }
+
+    /// This Spec, required to run on one thread.
+    pub fn as_serial(&self) -> LogicalSpec {
+        LogicalSpec { serial: true, ..self.clone() }
+    }
+
+    /// Whether the operand dtypes are acceptable to the primitive (or to every Compose stage);
+    /// `Err` explains why not.
+    pub fn check_dtypes(&self) -> Result<(), String> {
+        let dtypes: Vec<_> = self.operands.iter().map(TensorSpec::dtype).collect();
+        match &self.kind {
+            SpecKind::Primitive(p) => p.check_dtypes(&dtypes),
+            SpecKind::Compose(components) => {
+                compose::check_component_dtypes(components, &dtypes).map_err(|e| e.to_string())
+            }
+        }
+    }
+
     /// What the Spec computes.
     pub fn kind(&self) -> &SpecKind {
         &self.kind

@@ -28,6 +28,8 @@
 //! * Memory limits in bytes per level (RF, VRF, L1, GL), defaulting to the target's capacity.
 //!   Register levels count whole registers; L1 and GL limits are powers of two. Limits above the
 //!   target's capacity are kept as written and treated as the capacity when implementing.
+//! * `#[target(avx2)]`, `#[target(avx512)]` or `#[target(portable)]` before a `kernel!`
+//!   declaration (or inside `spec!`/`schedule!`) picks the target; AVX2 is the default.
 //! * `Compose([head, ..., innermost -> dtype], operands...)`: stages from the outermost (which
 //!   runs last) to the innermost, each non-head stage with its output dtype; the operands are
 //!   the head's inputs after its first, then each middle stage's, then all of the innermost
@@ -37,10 +39,12 @@ mod kernel;
 mod operand;
 mod schedule;
 mod spec;
+mod target_attr;
 
 pub use kernel::{KernelDecl, parse_kernel_decls};
-pub use schedule::{Schedule, Step, StepKind, apply_schedule, parse_schedule};
+pub use schedule::{Destination, Schedule, Step, StepKind, apply_schedule, parse_schedule, run_schedule};
 pub use spec::{ParseSpecError, parse_spec};
+pub use target_attr::{DEFAULT_TARGET, take_target_attribute};
 
 use proc_macro2::Span;
 use syn::parse::ParseStream;

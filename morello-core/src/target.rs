@@ -3,6 +3,10 @@
 //!
 //! The ISA feature table is the single source for both the C compiler flags a kernel is built
 //! with and the runtime CPU check its safe wrapper performs, so the two cannot drift apart.
+//!
+//! Three targets exist: x86-64 with AVX2 and FMA, x86-64 with AVX-512 (F, BW, VL and BF16), and a
+//! portable target that emits scalar C only (no vector registers, no ISA flags), for any
+//! machine gcc or clang compiles for.
 
 use crate::level::{LEVEL_COUNT, Level};
 use crate::limits::MemoryLimits;
@@ -13,27 +17,33 @@ use std::fmt;
 pub enum TargetId {
     /// x86-64 with AVX2 and FMA.
     X86Avx2,
+    /// x86-64 with AVX-512 F, BW, VL and BF16 (and AVX2, FMA).
+    X86Avx512,
+    /// Scalar C for any machine.
+    Portable,
 }
 
 impl TargetId {
     /// Every target, in a fixed order.
-    pub const ALL: [TargetId; 1] = [TargetId::X86Avx2];
+    pub const ALL: [TargetId; 3] = [TargetId::X86Avx2, TargetId::X86Avx512, TargetId::Portable];
 
     /// The target's description.
     pub fn target(self) -> &'static Target {
         match self {
             TargetId::X86Avx2 => &X86_AVX2,
+            TargetId::X86Avx512 => &X86_AVX512,
+            TargetId::Portable => &PORTABLE,
         }
     }
 
-    /// The target's short name, as used in symbols and on the command line.
+    /// The target's name, as used in symbols and messages (`x86-avx2`).
     pub fn name(self) -> &'static str {
         self.target().name
     }
 
-    /// Looks a target up by name.
+    /// Looks a target up by its name or its short name (`x86-avx512` or `avx512`).
     pub fn from_name(name: &str) -> Option<TargetId> {
-        TargetId::ALL.into_iter().find(|t| t.name() == name)
+        TargetId::ALL.into_iter().find(|t| t.name() == name || t.target().short_name == name)
     }
 }
 
@@ -64,41 +74,112 @@ pub struct LevelInfo {
     pub line_cost: u64,
 }
 
+/// What a parallel loop costs on top of its bodies (paper §3, parallel loops).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ParallelCost {
+    /// Processors the cost model divides parallel iterations among.
+    pub processors: u32,
+    /// One-time cost of starting a parallel loop (waking workers, joining them).
+    pub setup: u64,
+    /// Cost per iteration handed out (scheduling overhead).
+    pub per_iteration: u64,
+}
+
 /// A target machine.
 #[derive(Debug)]
 pub struct Target {
     /// Which target this is.
     pub id: TargetId,
-    /// Short name.
+    /// Name used in symbols and messages.
     pub name: &'static str,
+    /// Name used in `#[target(...)]` attributes.
+    pub short_name: &'static str,
+    /// The Rust `target_arch` this target's C is compiled for, if it is tied to one.
+    pub arch: Option<&'static str>,
     /// Per-level facts, indexed by [`Level::index`].
     pub levels: [LevelInfo; LEVEL_COUNT],
-    /// Vector register widths in bytes, ascending.
+    /// Vector register widths in bytes, ascending (empty without vector registers).
     pub vector_bytes: &'static [u32],
     /// Cache line size in bytes.
     pub line_bytes: u32,
     /// The ISA extensions kernels for this target may use.
     pub isa: &'static [IsaFeature],
+    /// What parallel loops cost.
+    pub parallel: ParallelCost,
 }
+
+const fn feature(detect_name: &'static str, compiler_flag: &'static str) -> IsaFeature {
+    IsaFeature { detect_name, compiler_flag }
+}
+
+/// 16 general-purpose registers, counted as 4-byte scalars.
+const SCALAR_REGISTERS: LevelInfo = LevelInfo { capacity_bytes: 64, register_bytes: 4, line_cost: 0 };
+/// Global memory: 1 GiB of buffers, 20 per line touched.
+const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0, line_cost: 20 };
 
 /// x86-64 with AVX2 and FMA: 16 scalar and 16 vector registers, 32 KiB of L1 modelled.
 pub static X86_AVX2: Target = Target {
     id: TargetId::X86Avx2,
     name: "x86-avx2",
+    short_name: "avx2",
+    arch: Some("x86_64"),
     levels: [
-        // 16 scalar registers of 4 bytes (the widest scalar dtype).
-        LevelInfo { capacity_bytes: 64, register_bytes: 4, line_cost: 0 },
+        SCALAR_REGISTERS,
         // 16 ymm registers.
-        LevelInfo { capacity_bytes: 512, register_bytes: 32, line_cost: 0 },
+        LevelInfo { capacity_bytes: 16 * 32, register_bytes: 32, line_cost: 0 },
         LevelInfo { capacity_bytes: 32 * 1024, register_bytes: 0, line_cost: 2 },
-        LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0, line_cost: 20 },
+        GLOBAL,
     ],
     vector_bytes: &[16, 32],
     line_bytes: 64,
-    isa: &[
-        IsaFeature { detect_name: "avx2", compiler_flag: "-mavx2" },
-        IsaFeature { detect_name: "fma", compiler_flag: "-mfma" },
+    isa: &[feature("avx2", "-mavx2"), feature("fma", "-mfma")],
+    parallel: ParallelCost { processors: 8, setup: 230_000, per_iteration: 60 },
+};
+
+/// x86-64 with AVX-512 F, BW, VL and BF16: 32 vector registers of 64 bytes, and an L1 hit that
+/// costs half of AVX2's (twice the load bandwidth per line).
+pub static X86_AVX512: Target = Target {
+    id: TargetId::X86Avx512,
+    name: "x86-avx512",
+    short_name: "avx512",
+    arch: Some("x86_64"),
+    levels: [
+        SCALAR_REGISTERS,
+        // 32 zmm registers.
+        LevelInfo { capacity_bytes: 32 * 64, register_bytes: 64, line_cost: 0 },
+        LevelInfo { capacity_bytes: 32 * 1024, register_bytes: 0, line_cost: 1 },
+        GLOBAL,
     ],
+    vector_bytes: &[16, 32, 64],
+    line_bytes: 64,
+    isa: &[
+        feature("avx2", "-mavx2"),
+        feature("fma", "-mfma"),
+        feature("avx512f", "-mavx512f"),
+        feature("avx512bw", "-mavx512bw"),
+        feature("avx512vl", "-mavx512vl"),
+        feature("avx512bf16", "-mavx512bf16"),
+    ],
+    parallel: ParallelCost { processors: 16, setup: 850_000, per_iteration: 60 },
+};
+
+/// Scalar C for any machine: no vector registers and no ISA extensions.
+pub static PORTABLE: Target = Target {
+    id: TargetId::Portable,
+    name: "portable",
+    short_name: "portable",
+    arch: None,
+    levels: [
+        SCALAR_REGISTERS,
+        // No vector registers: every VRF limit is clamped to 0.
+        LevelInfo { capacity_bytes: 0, register_bytes: 16, line_cost: 0 },
+        LevelInfo { capacity_bytes: 32 * 1024, register_bytes: 0, line_cost: 2 },
+        GLOBAL,
+    ],
+    vector_bytes: &[],
+    line_bytes: 64,
+    isa: &[],
+    parallel: ParallelCost { processors: 4, setup: 230_000, per_iteration: 60 },
 };
 
 impl Target {
@@ -117,8 +198,50 @@ impl Target {
         self.vector_bytes.iter().map(move |&b| b / dtype_bytes)
     }
 
+    /// The widest vector register in bytes (0 without vector registers).
+    pub fn widest_vector_bytes(&self) -> u32 {
+        self.vector_bytes.last().copied().unwrap_or(0)
+    }
+
+    /// Whether kernels may use the ISA extension `detect_name` (e.g. `avx512bf16`).
+    pub fn has_feature(&self, detect_name: &str) -> bool {
+        self.isa.iter().any(|f| f.detect_name == detect_name)
+    }
+
     /// Compiler flags enabling this target's ISA.
     pub fn compiler_flags(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.isa.iter().map(|f| f.compiler_flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_found_by_either_name() {
+        for id in TargetId::ALL {
+            assert_eq!(id.target().id, id);
+            assert_eq!(TargetId::from_name(id.name()), Some(id));
+            assert_eq!(TargetId::from_name(id.target().short_name), Some(id));
+        }
+        assert_eq!(TargetId::from_name("sse2"), None);
+    }
+
+    #[test]
+    fn register_capacities_are_whole_registers() {
+        for id in TargetId::ALL {
+            let t = id.target();
+            for level in [Level::RF, Level::VRF] {
+                let info = t.level(level);
+                assert_eq!(info.capacity_bytes % u64::from(info.register_bytes), 0, "{t:?}");
+            }
+            for level in [Level::L1, Level::GL] {
+                assert!(t.level(level).capacity_bytes.is_power_of_two());
+            }
+        }
+        assert_eq!(X86_AVX512.vector_lanes(2).collect::<Vec<_>>(), [8, 16, 32]);
+        assert!(X86_AVX512.has_feature("avx512bf16") && !X86_AVX2.has_feature("avx512f"));
+        assert_eq!(PORTABLE.vector_lanes(4).count(), 0);
     }
 }

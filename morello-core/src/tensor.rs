@@ -5,6 +5,7 @@ use crate::layout::{Layout, LayoutError};
 use crate::level::Level;
 use crate::shape::{Shape, volume};
 use crate::target::Target;
+use crate::view::ViewMap;
 use std::fmt;
 use thiserror::Error;
 
@@ -184,15 +185,27 @@ impl TensorSpec {
         Ok(t)
     }
 
-    /// This tensor at another level with another layout and vector size (a move destination).
+    /// This tensor at another level with another dtype, layout and vector size (a move
+    /// destination).
     pub fn moved(
         &self,
+        dtype: Dtype,
         level: Level,
         layout: Layout,
         vector_size: Option<u32>,
         target: &Target,
     ) -> Result<TensorSpec, TensorSpecError> {
-        TensorSpec::new(self.shape.clone(), self.dtype, level, layout, vector_size, target)
+        TensorSpec::new(self.shape.clone(), dtype, level, layout, vector_size, target)
+    }
+
+    /// The view `map` of this tensor, with shape `view_shape`: the same memory seen with other
+    /// dimensions (see [`crate::view`]).
+    pub fn view(&self, view_shape: &[u32], map: &ViewMap, target: &Target) -> Result<TensorSpec, TensorSpecError> {
+        let layout =
+            if self.level.has_layout() { self.layout.view(&self.shape, view_shape, map)? } else { Layout::empty() };
+        let t = TensorSpec { shape: view_shape.into(), layout, ..self.clone() };
+        t.check_vector_size(target)?;
+        Ok(t)
     }
 
     /// Formats the layout the way Spec syntax writes it: `row_major`, `col_major` or

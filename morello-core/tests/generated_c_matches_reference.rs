@@ -33,8 +33,8 @@ fn compilers() -> Vec<CCompiler> {
 /// inputs (outputs poisoned) against the reference evaluator.
 fn check_impl(imp: &Impl) {
     let spec = &imp.spec;
-    let kernel = emit_c(imp, "kernel_under_test").expect("complete implementation");
-    assert_eq!(kernel, emit_c(imp, "kernel_under_test").unwrap(), "emission is deterministic");
+    let kernel = emit_c(imp, "kernel_under_test", &X86_AVX2).expect("complete implementation");
+    assert_eq!(kernel, emit_c(imp, "kernel_under_test", &X86_AVX2).unwrap(), "emission is deterministic");
     for seed in [1u64, 2] {
         let mut inputs: Vec<HostTensor> =
             spec.operands().iter().zip(seed * 10..).map(|(t, s)| HostTensor::random(t, s)).collect();
@@ -112,7 +112,7 @@ fn hand_schedules_with_synthesized_remainders() {
         .unwrap()
         .synthesize_all(&mut synth)
         .unwrap();
-    assert!(emit_c(&imp, "k").unwrap().source.contains("aligned_alloc"), "the buffer is on the heap");
+    assert!(emit_c(&imp, "k", &X86_AVX2).unwrap().source.contains("aligned_alloc"), "the buffer is on the heap");
     check_impl(&imp);
 
     let spec: Spec = "Matmul(1x10x12x20, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
@@ -142,7 +142,7 @@ fn figure_one(synth: &mut Synthesizer) -> Impl {
 #[test]
 fn figure_one_c_matches_its_snapshot() {
     let imp = figure_one(&mut Synthesizer::new(&X86_AVX2));
-    let source = emit_c(&imp, "fig1").unwrap().source;
+    let source = emit_c(&imp, "fig1", &X86_AVX2).unwrap().source;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/fig1.c");
     if std::env::var_os("MORELLO_BLESS").is_some() {
         std::fs::write(&path, &source).unwrap();

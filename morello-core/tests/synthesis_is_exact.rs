@@ -39,7 +39,7 @@ fn tiny_specs_match_full_enumeration() {
         "(MatmulAccum(1x1x1x2, (f32, L1), (f32, L1), (f32, L1)), [8, 64, 256, 0])",
         "(Matmul(1x1x2x1, (u32, L1), (u32, L1), (u32, RF)), [12, 0, 256, 0])",
         "(Matmul(1x2x1x2, (f32, L1), (f32, L1), (f32, RF)), [16, 0, 64, 0])",
-        "(Matmul(1x1x2x2, (f32, L1), (f32, L1), (f32, L1)), [8, 32, 64, 0])",
+        "(Matmul(1x1x2x2, (f32, L1), (f32, L1), (f32, L1)), [4, 32, 64, 0])",
         "(Move(2x2, (f32, L1), (f32, L1, col_major)), [8, 32, 64, 0])",
         "(FillZero(1x4, (f32, GL)), [8, 32, 64, 128])",
     ] {

@@ -147,13 +147,14 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
             CPU.check()?;
             unsafe extern "C" {
                 #[link_name = #symbol]
-                fn kernel(#(#ffi_params),*);
+                fn kernel(#(#ffi_params,)* rt: *const ::morello::__private::Runtime);
             }
+            let rt = ::morello::__private::Runtime::current();
             // SAFETY: every slice has the length the kernel reads or writes (checked above),
             // inputs are shared and outputs exclusive borrows (so they cannot overlap, as the
-            // kernel's `restrict` parameters require), the CPU supports the kernel's ISA, and
-            // the kernel keeps no pointer after returning.
-            unsafe { kernel(#(#ffi_args),*) };
+            // kernel's `restrict` parameters require), the CPU supports the kernel's ISA, the
+            // runtime outlives the call, and the kernel keeps no pointer after returning.
+            unsafe { kernel(#(#ffi_args,)* &rt) };
             ::core::result::Result::Ok(())
         }
     }

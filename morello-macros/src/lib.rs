@@ -31,6 +31,7 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 }
 
 /// Checks Spec notation at compile time and evaluates to a `morello_core::spec::Spec`.
+/// `#[target(avx512)]` (or `portable`) before the Spec validates it for another target.
 ///
 /// ```
 /// let spec = morello_macros::spec!(Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL)));
@@ -39,19 +40,20 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn spec(input: TokenStream) -> TokenStream {
     let input: proc_macro2::TokenStream = input.into();
-    let target = &morello_core::target::X86_AVX2;
     let parsed = syn::parse::Parser::parse2(
         |stream: syn::parse::ParseStream| {
+            let mut attrs = stream.call(syn::Attribute::parse_outer)?;
+            let target = morello_core::syntax::take_target_attribute(&mut attrs)?;
             let spec = morello_core::syntax::parse_spec(stream, target)?;
             if !stream.is_empty() {
                 return Err(stream.error("unexpected tokens after the Spec"));
             }
-            Ok(spec)
+            Ok((spec, target))
         },
         input,
     );
     match parsed {
-        Ok(spec) => tokens::spec_value(&spec).into(),
+        Ok((spec, target)) => tokens::spec_value(&spec, target).into(),
         Err(e) => e.into_compile_error().into(),
     }
 }

@@ -1,11 +1,10 @@
-//! `schedule!`: a schedule compiled into calls on `morello_core::schedule::PartialImpl`.
+//! `schedule!`: a schedule checked at compile time and applied to a Spec at run time.
 
-use crate::tokens::{layout_decl, spec_value};
-use morello_core::syntax::{Schedule, StepKind, apply_schedule, parse_schedule, parse_spec};
-use morello_core::target::X86_AVX2;
+use crate::tokens::{spec_value, target_value};
+use morello_core::syntax::{StepKind, apply_schedule, parse_schedule, parse_spec, take_target_attribute};
 use proc_macro2::{TokenStream, TokenTree};
-use quote::{format_ident, quote};
-use syn::parse::Parser;
+use quote::quote;
+use syn::parse::{ParseStream, Parser};
 
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let mut trees: Vec<TokenTree> = input.into_iter().collect();
@@ -18,12 +17,17 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         Some(TokenTree::Punct(p)) if p.as_char() == ',' => {}
         _ => return Err(syn::Error::new(block.span(), "expected `,` before the `{ steps }` block")),
     }
-    let spec_tokens: TokenStream = trees.into_iter().collect();
+    let (target, spec_tokens) = (|input: ParseStream| {
+        let mut attrs = input.call(syn::Attribute::parse_outer)?;
+        let target = take_target_attribute(&mut attrs)?;
+        Ok((target, input.parse::<TokenStream>()?))
+    })
+    .parse2(trees.into_iter().collect())?;
     let schedule = parse_schedule.parse2(block.stream())?;
 
     // A Spec written in Spec notation is checked together with the schedule now.
-    let literal = (|input: syn::parse::ParseStream| {
-        let spec = parse_spec(input, &X86_AVX2)?;
+    let literal = (|input: ParseStream| {
+        let spec = parse_spec(input, target)?;
         if !input.is_empty() {
             return Err(input.error("not a Spec"));
         }
@@ -32,13 +36,14 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     .parse2(spec_tokens.clone());
     let spec_expr = match literal {
         Ok(spec) => {
-            apply_schedule(spec.clone(), &schedule, &X86_AVX2)?;
-            spec_value(&spec)
+            apply_schedule(spec.clone(), &schedule, target)?;
+            spec_value(&spec, target)
         }
         Err(_) => quote!(::core::clone::Clone::clone(&(#spec_tokens))),
     };
     let synthesize = matches!(schedule.steps.last().map(|s| &s.kind), Some(StepKind::SynthesizeAll));
-    let steps = steps(&schedule);
+    let text = schedule.to_string();
+    let target = target_value(target);
     let (ret, finish) = if synthesize {
         (
             quote!(::morello_core::imp::Impl),
@@ -53,58 +58,8 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {
         (|| -> ::core::result::Result<#ret, ::morello_core::schedule::ScheduleError> {
             let spec: ::morello_core::spec::Spec = #spec_expr;
-            let p = ::morello_core::schedule::PartialImpl::new(spec, &::morello_core::target::X86_AVX2);
-            #steps
+            let (p, _) = ::morello_core::syntax::run_schedule(spec, #text, #target)?;
             #finish
         })()
     })
-}
-
-fn steps(schedule: &Schedule) -> TokenStream {
-    let mut out = TokenStream::new();
-    for step in &schedule.steps {
-        out.extend(match &step.kind {
-            StepKind::Tile { sizes } => {
-                let sizes = sizes.iter().map(|s| s.0);
-                quote!(let p = p.tile(&[#(#sizes),*])?;)
-            }
-            StepKind::Split { k } => {
-                let k = k.0;
-                quote!(let p = p.split(#k)?;)
-            }
-            StepKind::MoveParam { operand, level, layout, vector_size } => {
-                let operand = operand.0;
-                let level = format_ident!("{}", level.0.name());
-                let layout = match layout {
-                    Some((l, _)) => {
-                        let l = layout_decl(l);
-                        quote!(::core::option::Option::Some(#l))
-                    }
-                    None => quote!(::core::option::Option::None),
-                };
-                let vs = match vector_size {
-                    Some((v, _)) => quote!(::core::option::Option::Some(#v)),
-                    None => quote!(::core::option::Option::None),
-                };
-                quote!(let p = p.move_param(#operand, ::morello_core::level::Level::#level, #layout, #vs)?;)
-            }
-            StepKind::ToAccum => quote!(let p = p.to_accum()?;),
-            StepKind::Select { kernel } => {
-                let k = format_ident!("{}", kernel.0.name());
-                quote!(let p = p.select(::morello_core::kernels::KernelKind::#k)?;)
-            }
-            StepKind::Subschedule { path, body, .. } => {
-                let path = path.iter().map(|p| p.0);
-                let inner = steps(body);
-                quote! {
-                    let p = p.subschedule(&[#(#path),*], |p| {
-                        #inner
-                        ::core::result::Result::Ok(p)
-                    })?;
-                }
-            }
-            StepKind::SynthesizeAll => TokenStream::new(),
-        });
-    }
-    out
 }

@@ -43,6 +43,20 @@ impl Expr {
         self.terms.is_empty().then_some(self.constant)
     }
 
+    /// The loop variables the expression depends on.
+    pub fn variables(&self) -> std::collections::BTreeSet<u32> {
+        let mut out = std::collections::BTreeSet::new();
+        for atom in self.terms.keys() {
+            match atom {
+                Atom::Var { id, .. } => {
+                    out.insert(*id);
+                }
+                Atom::Div(e, _) | Atom::Rem(e, _) => out.extend(e.variables()),
+            }
+        }
+        out
+    }
+
     /// Smallest and largest value.
     fn bounds(&self) -> (u64, u64) {
         let mut hi = self.constant;

@@ -1,28 +1,32 @@
 //! The move rewrite: a new tensor for one operand, with a load before and a store after when the
-//! move is not a hardware cache fill.
+//! move is not a hardware cache fill. Moves may also change the layout (packing, transposing)
+//! and widen an input's dtype (upcasting).
 
 use super::{RewriteError, operand_name};
+use crate::dtype::Dtype;
 use crate::imp::{AllocNode, Impl, ImplNode};
 use crate::layout::Layout;
 use crate::level::Level;
-use crate::primitive::Primitive;
+use crate::primitive::{Primitive, is_upcast};
 use crate::spec::{LogicalSpec, Operands, Spec};
 use crate::target::Target;
 use crate::tensor::TensorSpec;
 use smallvec::smallvec;
 
-pub(super) fn apply(
-    spec: &Spec,
-    operand: usize,
-    level: Level,
-    layout: &Layout,
-    vector_size: Option<u32>,
-    target: &Target,
-) -> Result<ImplNode, RewriteError> {
+/// Where a move takes its operand.
+pub(super) struct Destination<'a> {
+    pub level: &'a Level,
+    pub layout: &'a Layout,
+    pub vector_size: Option<u32>,
+    pub dtype: Dtype,
+}
+
+pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Target) -> Result<ImplNode, RewriteError> {
     let count = spec.operands().len();
     if operand >= count {
         return Err(RewriteError::OperandOutOfRange { what: super::spec_name(spec), index: operand, count });
     }
+    let (level, layout, vector_size, dtype) = (*to.level, to.layout, to.vector_size, to.dtype);
     let name = operand_name(spec, operand);
     let src = spec.operand(operand);
     let allowed = src.level().move_destinations();
@@ -34,17 +38,31 @@ pub(super) fn apply(
         };
         return Err(RewriteError::MoveDestination { operand: name.clone(), from: src.level(), to: level, allowed });
     }
+    let direction = spec.logical().direction(operand);
+    if dtype != src.dtype() {
+        if !is_upcast(src.dtype(), dtype) {
+            return Err(RewriteError::NotUpcast { operand: name, from: src.dtype(), to: dtype });
+        }
+        if direction.writes() {
+            return Err(RewriteError::UpcastWritten { operand: name });
+        }
+    }
     let same_dims = !level.has_layout() && !src.level().has_layout() || layout.dims() == src.layout().dims();
-    if level == src.level() && same_dims && vector_size == src.vector_size() {
+    let same_dtype = dtype == src.dtype();
+    if level == src.level() && same_dims && vector_size == src.vector_size() && same_dtype {
         return Err(RewriteError::SelfMove { operand: name.clone(), level });
     }
-    let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none();
+    let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none() && same_dtype;
     let dst = if cache_miss {
-        src.moved(level, src.layout().clone(), None, target)
+        src.moved(dtype, level, src.layout().clone(), None, target)
     } else {
-        src.moved(level, layout.with_contig(u8::MAX), vector_size, target)
+        src.moved(dtype, level, layout.with_contig(u8::MAX), vector_size, target)
     }
-    .map_err(|source| RewriteError::MoveInvalid { operand: name, source })?;
+    .map_err(|source| RewriteError::MoveInvalid { operand: name.clone(), source })?;
+    let body_logical = spec.logical().with_operand(operand, dst.clone());
+    if !same_dtype {
+        body_logical.check_dtypes().map_err(RewriteError::Dtypes)?;
+    }
     let needed = dst.consumption(target);
     let limits = spec.limits().allocate(level, needed, target).ok_or(RewriteError::OutOfMemory {
         level,
@@ -53,14 +71,13 @@ pub(super) fn apply(
     })?;
 
     let serial = spec.logical().serial();
-    let direction = spec.logical().direction(operand);
     let move_spec = |from: &TensorSpec, to: &TensorSpec| {
         let ops: Operands = smallvec![from.clone(), to.clone()];
         Box::new(Impl::leaf(Spec::new(LogicalSpec::from_tensors(Primitive::Move, from.shape(), ops, serial), limits)))
     };
     let prologue = (!cache_miss && direction.reads()).then(|| move_spec(src, &dst));
     let epilogue = (!cache_miss && direction.writes()).then(|| move_spec(&dst, src));
-    let body = Spec::new(spec.logical().with_operand(operand, dst.clone()), limits);
+    let body = Spec::new(body_logical, limits);
     Ok(ImplNode::Alloc(AllocNode {
         operand,
         tensor: dst,

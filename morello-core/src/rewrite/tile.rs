@@ -9,7 +9,7 @@ use crate::spec::{LogicalSpec, Operands, Spec};
 use crate::target::Target;
 use smallvec::SmallVec;
 
-pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, tile: &[u32], parallel: bool, target: &Target) -> Result<ImplNode, RewriteError> {
     let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "tile" }) };
     let shape = spec.shape();
     if tile.len() != shape.len() {
@@ -44,7 +44,14 @@ pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNo
         });
     }
 
-    let body = region_spec(spec, prim, tile, target)?;
+    if parallel {
+        check_parallel(spec, prim, tile)?;
+    }
+
+    let mut body = region_spec(spec, prim, tile, target)?;
+    if parallel {
+        body = Spec::new(body.logical().as_serial(), *body.limits());
+    }
     let remainder_dims: SmallVec<[usize; 4]> =
         (0..shape.len()).filter(|&d| !shape[d].is_multiple_of(tile[d])).collect();
     let mut boundaries = Vec::new();
@@ -56,7 +63,23 @@ pub(super) fn apply(spec: &Spec, tile: &[u32], target: &Target) -> Result<ImplNo
             .collect();
         boundaries.push(Boundary { dims, body: Impl::leaf(region_spec(spec, prim, &region, target)?) });
     }
-    Ok(ImplNode::Loop(LoopNode { tile: tile.into(), parallel: false, body: Box::new(Impl::leaf(body)), boundaries }))
+    Ok(ImplNode::Loop(LoopNode { tile: tile.into(), parallel, body: Box::new(Impl::leaf(body)), boundaries }))
+}
+
+/// A parallel loop needs a Spec that may use threads, operands in memory (registers belong to
+/// one thread) and no tiled reduction (iterations would race on the output).
+fn check_parallel(spec: &Spec, prim: Primitive, tile: &[u32]) -> Result<(), RewriteError> {
+    if spec.logical().serial() {
+        return Err(RewriteError::SerialOnly { rewrite: "a parallel tile" });
+    }
+    if let Some((i, t)) = spec.operands().iter().enumerate().find(|(_, t)| t.level().is_register_file()) {
+        return Err(RewriteError::ParallelInRegisters { operand: operand_name(spec, i), level: t.level() });
+    }
+    let shape = spec.shape();
+    if let Some(&d) = prim.reduction_dims(shape.len()).iter().find(|&&d| tile[d as usize] < shape[d as usize]) {
+        return Err(RewriteError::ParallelReduction { dim: d as usize, dim_name: prim.dim_name(d as usize) });
+    }
+    Ok(())
 }
 
 /// The Spec of a region of `spec` with the given extents, operands tiled accordingly.

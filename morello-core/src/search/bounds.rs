@@ -20,13 +20,20 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     };
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
-    match spec.primitive() {
+    let serial = match spec.primitive() {
         Some(Primitive::Matmul { accum } | Primitive::Conv { accum }) => {
             spec.volume().div_ceil(u64::from(widest(spec))) + u64::from(!accum)
         }
         Some(Primitive::Move) => spec.volume().div_ceil(u64::from(widest(spec))),
         _ => 1,
+    };
+    if spec.serial() {
+        return serial;
     }
+    // With threads, either no loop is parallel (the serial bound holds) or one is: then the
+    // work is split among at most `processors` threads, and that loop's setup is paid.
+    let p = &target.parallel;
+    serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
 }
 
 /// A lower bound on the main cost of any implementation that starts with `node`, given lower
@@ -41,24 +48,17 @@ pub fn node_lower_bound(imp: &Impl, child_bounds: &[u64], target: &Target) -> u6
 /// A lower bound on the main cost of any implementation whose peak at `level` (an addressed
 /// level) is at least `peak` bytes.
 ///
-/// Such an implementation allocates along one path `k` nested buffers at `level` whose
-/// consumptions `c_i` (whole lines) satisfy `peak <= Σ 2^i·c_i`, since each allocation rounds
-/// the peak up to a power of two; so `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation
-/// costs at least its lines times the level's weight plus the weight of the cheapest level
-/// that can move there.
+/// Such an implementation allocates along one path `k` nested buffers at `level` (moves or
+/// pipeline temporaries) whose consumptions `c_i` (whole lines) satisfy `peak <= Σ 2^i·c_i`,
+/// since each allocation rounds the peak up to a power of two; so
+/// `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation costs at least its lines times the
+/// level's weight (a move also pays for its source; a temporary only for itself).
 ///
-/// This relies on two facts of the cost model, checked in debug builds by
-/// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels, and a move's
-/// destination never has more lines than its source.
+/// This relies on a fact of the cost model, checked in debug builds by
+/// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let weight = target.level(level).line_cost;
-    let source_weight = Level::ALL
-        .iter()
-        .filter(|l| l.move_destinations().contains(&level))
-        .map(|&l| target.level(l).line_cost)
-        .min()
-        .unwrap_or(0);
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
-    (weight + source_weight) * min_bytes / line
+    weight * min_bytes / line
 }

@@ -1,77 +1,201 @@
 //! The search space: which rewrites synthesis tries for a Spec (paper §4).
 //!
-//! Power-of-two tile sizes along one dimension at a time (multi-dimensional tilings arise from
-//! nesting), moves to every reachable level in every dimension order with at most one packed
-//! strip of a vector width, vector sizes of every register width, `to_accum`, and every kernel.
+//! * Every kernel of the Spec's primitive, and `to_accum` where an accumulating variant exists.
+//! * Power-of-two tile sizes along one dimension at a time (multi-dimensional tilings arise from
+//!   nesting); for Specs that may use threads and whose operands are all in memory, the same
+//!   tiles as parallel loops along each dimension that is not a reduction.
+//! * Moves of each operand to every reachable level: in every dimension order, with at most one
+//!   packed strip of a vector width (or of 2, for bf16 pairs); vector registers in every
+//!   dimension order and vector width; inputs also widened to every lossless upcast dtype.
+//! * The primitive-specific rewrites: spatial split of ConvAccum, broadcast-first for
+//!   DivideVecScalar, both softmax decompositions, max-and-denominator, max-and-unscaled, the
+//!   parallel split of long online softmax rows, and bufferize at every stage of a Compose.
+//!   Their temporaries go to every level where they fit, row-major, in every vector width.
 
+use crate::dtype::Dtype;
 use crate::kernels::KernelKind;
 use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
-use crate::rewrite::Action;
-use crate::spec::Spec;
+use crate::primitive::{Direction, Primitive, is_upcast};
+use crate::rewrite::{Action, TempDest};
+use crate::shape::{Shape, volume};
+use crate::spec::{LayoutDecl, Spec, SpecKind};
 use crate::target::Target;
 use crate::tensor::TensorSpec;
+
+/// Softmax rows at least this long are considered for the parallel split.
+const PARALLEL_SPLIT_MIN_LENGTH: u32 = 4096;
+/// The smallest chunk the parallel split considers.
+const PARALLEL_SPLIT_MIN_CHUNK: u32 = 64;
 
 /// Every rewrite synthesis considers for `spec`, in a fixed order. Some may not apply; the
 /// search skips those.
 pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     let mut out = Vec::new();
-    // Compose pipelines need rewrites that do not exist yet.
-    let Some(prim) = spec.primitive() else { return out };
-    for kernel in KernelKind::ALL {
-        if kernel.primitive() == prim {
+    let prim = match spec.logical().kind() {
+        SpecKind::Compose(components) => {
+            for index in 0..components.len() - 1 {
+                let producer = &components[index + 1];
+                let output = producer.primitive.operand_count() - 1;
+                let shape = producer.primitive.operand_shape(output, &producer.shape);
+                for dest in temp_destinations(&shape, producer.output_dtype, target) {
+                    out.push(Action::Bufferize { index, dest });
+                }
+            }
+            return out;
+        }
+        SpecKind::Primitive(p) => *p,
+    };
+    for &kernel in KernelKind::ALL {
+        if kernel.implements(prim) {
             out.push(Action::Select(kernel));
         }
     }
     if prim.accumulating_variant().is_some() {
         out.push(Action::ToAccum);
     }
-    let shape = spec.shape();
-    let reductions = prim.reduction_dims(shape.len());
-    let untileable = prim.untileable_dims();
-    for (d, &size) in shape.iter().enumerate() {
-        if untileable.contains(&(d as u32)) || reductions.contains(&(d as u32)) && !prim.is_accumulating() {
-            continue;
-        }
-        let mut t = 1;
-        while t < size {
-            let mut tile: crate::shape::Shape = shape.into();
-            tile[d] = t;
-            out.push(Action::Tile { tile });
-            t *= 2;
-        }
-    }
+    decompositions(spec, prim, target, &mut out);
+    tiles(spec, prim, &mut out);
     for (i, operand) in spec.operands().iter().enumerate() {
+        let mut dtypes = vec![operand.dtype()];
+        if spec.logical().direction(i) == Direction::In {
+            dtypes.extend(Dtype::ALL.into_iter().filter(|&d| d != operand.dtype() && is_upcast(operand.dtype(), d)));
+        }
         for &level in operand.level().move_destinations() {
             if level.is_register_file() && !KernelKind::any_accepts(prim, i, level) {
                 continue;
             }
-            push_moves(&mut out, i, operand, level, target);
+            for &dtype in &dtypes {
+                push_moves(&mut out, i, operand, level, dtype, target);
+            }
         }
     }
     out
 }
 
-fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Level, target: &Target) {
+/// The primitive-specific rewrites.
+fn decompositions(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<Action>) {
+    let reduced = |scan: u8| -> Shape {
+        let mut s: Shape = spec.shape().into();
+        s[usize::from(scan)] = 1;
+        s
+    };
+    match prim {
+        Primitive::Conv { accum: true } => out.push(Action::SpatialSplit),
+        Primitive::DivideVecScalar { .. } => {
+            for dest in temp_destinations(spec.shape(), spec.operand(1).dtype(), target) {
+                out.push(Action::BroadcastFirst { dest });
+            }
+        }
+        Primitive::Softmax { scan } => {
+            let dests = temp_destinations(&reduced(scan), Dtype::F32, target);
+            for denom in &dests {
+                out.push(Action::ToSoftmaxParts { denom: denom.clone() });
+            }
+            for max in &dests {
+                for denom in &dests {
+                    out.push(Action::ToSoftmaxPartsRecompute { max: max.clone(), denom: denom.clone() });
+                }
+            }
+        }
+        Primitive::SoftmaxDenominatorAndMax { scan, accum: false } => {
+            out.push(Action::ToMaxAndDenominator);
+            let n = spec.shape()[usize::from(scan)];
+            if !spec.logical().serial() && n >= PARALLEL_SPLIT_MIN_LENGTH {
+                let mut chunk = PARALLEL_SPLIT_MIN_CHUNK;
+                while chunk < n {
+                    for level in [Level::L1, Level::GL] {
+                        out.push(Action::ParallelSplit { chunk, partials: TempDest::at(level) });
+                    }
+                    chunk *= 2;
+                }
+            }
+        }
+        Primitive::SoftmaxDenominatorAndUnscaled { scan } => {
+            for max in temp_destinations(&reduced(scan), spec.operand(0).dtype(), target) {
+                out.push(Action::ToMaxAndUnscaled { max });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Serial tiles along each tileable dimension, and parallel ones where allowed.
+fn tiles(spec: &Spec, prim: Primitive, out: &mut Vec<Action>) {
+    let shape = spec.shape();
+    let reductions = prim.reduction_dims(shape.len());
+    let untileable = prim.untileable_dims();
+    let may_parallelize = !spec.logical().serial() && spec.operands().iter().all(|t| !t.level().is_register_file());
+    for parallel in [false, true] {
+        if parallel && !may_parallelize {
+            continue;
+        }
+        for (d, &size) in shape.iter().enumerate() {
+            let reduction = reductions.contains(&(d as u32));
+            if untileable.contains(&(d as u32)) || reduction && (parallel || !prim.is_accumulating()) {
+                continue;
+            }
+            let mut t = 1;
+            while t < size {
+                let mut tile: Shape = shape.into();
+                tile[d] = t;
+                out.push(Action::Tile { tile, parallel });
+                t *= 2;
+            }
+        }
+    }
+}
+
+/// Where a temporary of `shape` and `dtype` may go: scalar registers if it fits, vector
+/// registers in each width that divides it, L1 if it fits, and global memory; row-major.
+pub fn temp_destinations(shape: &[u32], dtype: Dtype, target: &Target) -> Vec<TempDest> {
+    let mut out = Vec::new();
+    let n = volume(shape);
+    let rf = target.level(Level::RF);
+    if n * u64::from(rf.register_bytes) <= rf.capacity_bytes {
+        out.push(TempDest::at(Level::RF));
+    }
+    let vrf = target.level(Level::VRF);
+    for lanes in target.vector_lanes(dtype.size_bytes()) {
+        if n.is_multiple_of(u64::from(lanes))
+            && n / u64::from(lanes) * u64::from(vrf.register_bytes) <= vrf.capacity_bytes
+        {
+            out.push(TempDest { level: Level::VRF, layout: LayoutDecl::RowMajor, vector_size: Some(lanes) });
+        }
+    }
+    if n * u64::from(dtype.size_bytes()) <= target.level(Level::L1).capacity_bytes {
+        out.push(TempDest::at(Level::L1));
+    }
+    out.push(TempDest::at(Level::GL));
+    out
+}
+
+fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Level, dtype: Dtype, target: &Target) {
     let shape = src.shape();
+    let mut push = |layout: Layout, vector_size: Option<u32>| {
+        out.push(Action::Move { operand, level, layout, vector_size, dtype });
+    };
     match level {
-        Level::RF => out.push(Action::Move { operand, level, layout: Layout::empty(), vector_size: None }),
+        Level::RF => push(Layout::empty(), None),
         Level::VRF => {
-            // Vector kernels consume registers holding rows in row-major order.
-            for lanes in target.vector_lanes(src.dtype().size_bytes()) {
+            // Every dimension order: row-major rows for broadcast kernels, transposes for
+            // permuting kernels.
+            for lanes in target.vector_lanes(dtype.size_bytes()) {
                 if src.volume().is_multiple_of(u64::from(lanes)) {
-                    let layout = Layout::row_major(shape);
-                    out.push(Action::Move { operand, level, layout, vector_size: Some(lanes) });
+                    for layout in dimension_orders(shape) {
+                        push(layout, Some(lanes));
+                    }
                 }
             }
         }
         Level::L1 | Level::GL => {
-            if level.is_hardware_managed() {
-                out.push(Action::Move { operand, level, layout: src.layout().clone(), vector_size: None });
+            let same_dtype = dtype == src.dtype();
+            if level.is_hardware_managed() && same_dtype {
+                push(src.layout().clone(), None);
             }
-            for layout in relayouts(shape, src, target) {
-                if layout.dims() != src.layout().dims() {
-                    out.push(Action::Move { operand, level, layout, vector_size: None });
+            for layout in relayouts(shape, dtype, target) {
+                if layout.dims() != src.layout().dims() || !same_dtype {
+                    push(layout, None);
                 }
             }
         }
@@ -86,15 +210,19 @@ fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
     out
 }
 
-/// Dimension orders, each also with one packed strip (of a vector width) appended for one
-/// dimension that is not already innermost.
-fn relayouts(shape: &[u32], src: &TensorSpec, target: &Target) -> Vec<Layout> {
+/// Dimension orders, each also with one packed strip appended for one dimension that is not
+/// already innermost: strips of a vector width of `dtype`, and pairs for bf16.
+fn relayouts(shape: &[u32], dtype: Dtype, target: &Target) -> Vec<Layout> {
+    let mut strips: Vec<u32> = target.vector_lanes(dtype.size_bytes()).collect();
+    if dtype == Dtype::Bf16 {
+        strips.insert(0, 2);
+    }
     let mut out = Vec::new();
     for order in dimension_orders(shape) {
         let dims = order.dims().to_vec();
         for pd in dims.iter().take(dims.len().saturating_sub(1)) {
             let size = shape[usize::from(pd.logical)];
-            for strip in target.vector_lanes(src.dtype().size_bytes()) {
+            for &strip in &strips {
                 if strip < size && size.is_multiple_of(strip) {
                     let mut packed = dims.clone();
                     packed.push(PhysDim::packed(pd.logical, strip));

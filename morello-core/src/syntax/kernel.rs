@@ -1,4 +1,4 @@
-//! `kernel!` declarations: `#[doc] pub fn name(Spec) [schedule { steps }]`.
+//! `kernel!` declarations: `#[doc] [#[target(name)]] pub fn name(Spec) [schedule { steps }]`.
 
 use super::schedule::{Schedule, apply_schedule, parse_schedule};
 use super::spec::parse_spec;
@@ -6,7 +6,7 @@ use crate::imp::Impl;
 use crate::schedule::ScheduleError;
 use crate::search::Synthesizer;
 use crate::spec::Spec;
-use crate::target::{Target, X86_AVX2};
+use crate::target::Target;
 use proc_macro2::TokenStream;
 use syn::parse::{ParseStream, Parser};
 use syn::{Token, parenthesized};
@@ -46,14 +46,14 @@ pub fn parse_kernel_decls(tokens: TokenStream) -> syn::Result<Vec<KernelDecl>> {
 }
 
 fn parse_decl(input: ParseStream) -> syn::Result<KernelDecl> {
-    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let mut attrs = input.call(syn::Attribute::parse_outer)?;
+    let target = super::take_target_attribute(&mut attrs)?;
     let vis: syn::Visibility = input.parse()?;
     input.parse::<Token![fn]>().map_err(|e| syn::Error::new(e.span(), "expected `fn name(Spec)`"))?;
     let name: syn::Ident = input.parse()?;
     let content;
     parenthesized!(content in input);
     let spec_tokens: TokenStream = content.fork().parse()?;
-    let target: &'static Target = &X86_AVX2;
     let spec = parse_spec(&content, target)?;
     if !content.is_empty() {
         return Err(content.error("unexpected tokens after the Spec"));

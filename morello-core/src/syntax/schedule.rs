@@ -1,23 +1,39 @@
 //! The schedule language: Halide-style rewrite steps written inside `kernel!` and `schedule!`.
 //!
 //! ```text
-//! tile([1, 1, 1, 16]);                 // loop over tiles (sizes per Spec dimension)
-//! split(4);                            // tile the reduction dimension
-//! move_param(2, VRF, row_major, v8);   // move operand 2 (layout and vN optional)
-//! to_accum;                            // zero the output, then accumulate
-//! select(BroadcastVecMultAdd);         // use a microkernel
+//! tile([1, 1, 1, 16]);                   // loop over tiles (sizes per Spec dimension)
+//! tile([1, 64, 1, 512], parallel);       // ... with iterations on several threads
+//! split(4);                              // tile the reduction dimension
+//! move_param(2, VRF, row_major, v8);     // move operand 2 (layout, vN and dtype optional)
+//! move_param(0, L1, row_major, f32);     // ... widening a bf16 input to f32
+//! to_accum;                              // zero the output, then accumulate
+//! select(BroadcastVecMultAdd);           // use a microkernel
+//! bufferize(0, L1, row_major);           // split a Compose through a temporary
+//! spatial_split;                         // a 1×1-output ConvAccum as a loop of Matmuls
+//! broadcast_first(VRF, row_major, v8);   // DivideVecScalar via a broadcast temporary
+//! to_softmax_parts(RF);                  // Softmax → denominator and unscaled, then divide
+//! to_softmax_parts_recompute(RF, (L1, row_major));
+//! to_max_and_denominator;                // online max+denominator → two passes
+//! to_max_and_unscaled(RF);
+//! parallel_split(256, L1);               // long softmax rows in chunks merged afterwards
 //! subschedule([1]) { select(VectorAssign); }
-//! synthesize_all;                      // synthesize every Spec left (last step only)
+//! synthesize_all;                        // synthesize every Spec left (last step only)
 //! ```
+//!
+//! A destination for a temporary is `LEVEL[, layout][, vN]`; where a step takes two, each is
+//! a bare level or parenthesized.
+
+mod apply;
+
+pub use apply::{apply_schedule, run_schedule};
 
 use super::operand::parse_physical_layout;
 use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
+use crate::dtype::Dtype;
 use crate::kernels::KernelKind;
 use crate::level::Level;
-use crate::rewrite::RewriteError;
-use crate::schedule::{PartialImpl, ScheduleError};
-use crate::spec::{LayoutDecl, Spec};
-use crate::target::Target;
+use crate::rewrite::TempDest;
+use crate::spec::LayoutDecl;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use std::fmt;
@@ -40,29 +56,54 @@ pub struct Step {
     pub kind: StepKind,
 }
 
+/// Where a step puts a tensor: a level, an optional layout, vector size and dtype, each with
+/// its tokens.
+#[derive(Clone, Debug)]
+pub struct Destination {
+    /// The level.
+    pub level: (Level, Span),
+    /// The layout, if given.
+    pub layout: Option<(LayoutDecl, TokenStream)>,
+    /// The vector size, if given.
+    pub vector_size: Option<(u32, Span)>,
+    /// The dtype, if given (moves only).
+    pub dtype: Option<(Dtype, Span)>,
+    /// All its tokens.
+    pub tokens: TokenStream,
+}
+
+impl Destination {
+    /// As a temporary's destination (row-major unless a layout is given).
+    pub fn temp(&self) -> TempDest {
+        TempDest {
+            level: self.level.0,
+            layout: self.layout.as_ref().map_or(LayoutDecl::RowMajor, |l| l.0.clone()),
+            vector_size: self.vector_size.map(|v| v.0),
+        }
+    }
+}
+
 /// The schedule steps.
 #[derive(Clone, Debug)]
 pub enum StepKind {
-    /// `tile([..])`.
+    /// `tile([..])` or `tile([..], parallel)`.
     Tile {
         /// Tile size per Spec dimension, with each size's span.
         sizes: Vec<(u32, Span)>,
+        /// Whether the loop is parallel.
+        parallel: bool,
     },
     /// `split(k)`.
     Split {
         /// The reduction tile size.
         k: (u32, Span),
     },
-    /// `move_param(i, LEVEL[, layout][, vN])`.
+    /// `move_param(i, LEVEL[, layout][, vN][, dtype])`.
     MoveParam {
         /// Operand index.
         operand: (usize, Span),
-        /// Destination level.
-        level: (Level, Span),
-        /// Destination layout, if given.
-        layout: Option<(LayoutDecl, TokenStream)>,
-        /// Vector size, if given.
-        vector_size: Option<(u32, Span)>,
+        /// Where it goes.
+        dest: Destination,
     },
     /// `to_accum`.
     ToAccum,
@@ -70,6 +111,46 @@ pub enum StepKind {
     Select {
         /// The kernel.
         kernel: (KernelKind, Span),
+    },
+    /// `bufferize(index, destination)`.
+    Bufferize {
+        /// The stage index.
+        index: (usize, Span),
+        /// Where the intermediate goes.
+        dest: Destination,
+    },
+    /// `spatial_split`.
+    SpatialSplit,
+    /// `broadcast_first(destination)`.
+    BroadcastFirst {
+        /// Where the broadcast temporary goes.
+        dest: Destination,
+    },
+    /// `to_softmax_parts(destination)`.
+    ToSoftmaxParts {
+        /// Where the denominators go.
+        denom: Destination,
+    },
+    /// `to_softmax_parts_recompute(max destination, denominator destination)`.
+    ToSoftmaxPartsRecompute {
+        /// Where the maxima go.
+        max: Destination,
+        /// Where the denominators go.
+        denom: Destination,
+    },
+    /// `to_max_and_denominator`.
+    ToMaxAndDenominator,
+    /// `to_max_and_unscaled(destination)`.
+    ToMaxAndUnscaled {
+        /// Where the maxima go.
+        max: Destination,
+    },
+    /// `parallel_split(chunk, destination)`.
+    ParallelSplit {
+        /// Values per chunk.
+        chunk: (u32, Span),
+        /// Where the partial results go.
+        partials: Destination,
     },
     /// `subschedule([path]) { steps }`.
     Subschedule {
@@ -87,7 +168,23 @@ pub enum StepKind {
 /// Kernel names used in the paper, and what they are called here.
 const PAPER_KERNEL_NAMES: [(&str, &str); 2] = [("VectorMove", "VectorAssign"), ("ValueMove", "ValueAssign")];
 
-const STEP_NAMES: [&str; 7] = ["tile", "split", "move_param", "to_accum", "select", "subschedule", "synthesize_all"];
+const STEP_NAMES: [&str; 15] = [
+    "tile",
+    "split",
+    "move_param",
+    "to_accum",
+    "select",
+    "bufferize",
+    "spatial_split",
+    "broadcast_first",
+    "to_softmax_parts",
+    "to_softmax_parts_recompute",
+    "to_max_and_denominator",
+    "to_max_and_unscaled",
+    "parallel_split",
+    "subschedule",
+    "synthesize_all",
+];
 
 /// Parses schedule steps until the end of `input`.
 pub fn parse_schedule(input: ParseStream) -> syn::Result<Schedule> {
@@ -145,18 +242,74 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
     match name.to_string().as_str() {
         "tile" => (|input: ParseStream| {
             let sizes = parse_sizes(input)?;
+            let mut parallel = false;
+            if input.peek(Token![,]) {
+                input.parse::<Token![,]>()?;
+                let word: syn::Ident = input.parse()?;
+                if word != "parallel" {
+                    return Err(syn::Error::new(word.span(), "expected `parallel` after the tile sizes"));
+                }
+                parallel = true;
+            }
             ensure_empty(input)?;
-            Ok(StepKind::Tile { sizes })
+            Ok(StepKind::Tile { sizes, parallel })
         })
         .parse2(args),
         "split" => (|input: ParseStream| {
-            let (k, span) = parse_number(input, "the reduction tile size")?;
+            let k = parse_u32(input, "the reduction tile size")?;
             ensure_empty(input)?;
-            Ok(StepKind::Split { k: (u32::try_from(k).map_err(|_| syn::Error::new(span, "too large"))?, span) })
+            Ok(StepKind::Split { k })
         })
         .parse2(args),
-        "move_param" => parse_move_param.parse2(args),
+        "move_param" => (|input: ParseStream| {
+            let (operand, span) = parse_number(input, "an operand index")?;
+            input
+                .parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            let dest = parse_destination(input, true)?;
+            Ok(StepKind::MoveParam { operand: (operand as usize, span), dest })
+        })
+        .parse2(args),
+        "bufferize" => (|input: ParseStream| {
+            let (index, span) = parse_number(input, "a Compose stage index")?;
+            input
+                .parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            let dest = parse_destination(input, false)?;
+            Ok(StepKind::Bufferize { index: (index as usize, span), dest })
+        })
+        .parse2(args),
+        "parallel_split" => (|input: ParseStream| {
+            let chunk = parse_u32(input, "the chunk size")?;
+            input
+                .parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            let partials = parse_destination(input, false)?;
+            Ok(StepKind::ParallelSplit { chunk, partials })
+        })
+        .parse2(args),
+        "broadcast_first" => {
+            (|input: ParseStream| Ok(StepKind::BroadcastFirst { dest: parse_destination(input, false)? })).parse2(args)
+        }
+        "to_softmax_parts" => {
+            (|input: ParseStream| Ok(StepKind::ToSoftmaxParts { denom: parse_destination(input, false)? })).parse2(args)
+        }
+        "to_max_and_unscaled" => {
+            (|input: ParseStream| Ok(StepKind::ToMaxAndUnscaled { max: parse_destination(input, false)? })).parse2(args)
+        }
+        "to_softmax_parts_recompute" => (|input: ParseStream| {
+            let max = parse_grouped_destination(input)?;
+            input
+                .parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), "expected `,` and the denominators' destination"))?;
+            let denom = parse_grouped_destination(input)?;
+            ensure_empty(input)?;
+            Ok(StepKind::ToSoftmaxPartsRecompute { max, denom })
+        })
+        .parse2(args),
         "to_accum" => no_args(StepKind::ToAccum),
+        "spatial_split" => no_args(StepKind::SpatialSplit),
+        "to_max_and_denominator" => no_args(StepKind::ToMaxAndDenominator),
         "synthesize_all" => no_args(StepKind::SynthesizeAll),
         "select" => (|input: ParseStream| {
             let ident: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), "expected a kernel name"))?;
@@ -212,6 +365,11 @@ fn ensure_empty(input: ParseStream) -> syn::Result<()> {
     if input.is_empty() { Ok(()) } else { Err(input.error("unexpected extra argument")) }
 }
 
+fn parse_u32(input: ParseStream, what: &str) -> syn::Result<(u32, Span)> {
+    let (v, span) = parse_number(input, what)?;
+    Ok((u32::try_from(v).map_err(|_| syn::Error::new(span, "too large"))?, span))
+}
+
 /// `[1, 1, 1, 16]` or `1x1x1x16`.
 fn parse_sizes(input: ParseStream) -> syn::Result<Vec<(u32, Span)>> {
     if input.peek(syn::token::Bracket) {
@@ -236,131 +394,59 @@ fn parse_sizes(input: ParseStream) -> syn::Result<Vec<(u32, Span)>> {
         .map_err(|_| syn::Error::new(lit.span(), "expected tile sizes such as `[1, 1, 1, 16]` or `1x1x1x16`"))
 }
 
-fn parse_move_param(input: ParseStream) -> syn::Result<StepKind> {
-    let (operand, operand_span) = parse_number(input, "an operand index")?;
-    input.parse::<Token![,]>().map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+/// `LEVEL[, layout][, vN][, dtype]` up to the end of `input` (a dtype only if `with_dtype`).
+fn parse_destination(input: ParseStream, with_dtype: bool) -> syn::Result<Destination> {
+    let tokens: TokenStream = input.fork().parse()?;
     let mut errors = Errors::default();
     let (level, level_ident) =
         parse_name(input, ("memory level", "L1"), Level::from_name, Level::ALL.map(Level::name), &mut errors)?;
     errors.finish()?;
     let level = level.expect("unknown levels are reported as errors");
-    let (mut layout, mut vector_size) = (None, None);
+    let mut dest =
+        Destination { level: (level, level_ident.span()), layout: None, vector_size: None, dtype: None, tokens };
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
         if input.peek(syn::token::Bracket) {
             let (dims, tokens) = parse_physical_layout(input)?;
-            layout = Some((LayoutDecl::Physical(dims), tokens));
+            dest.layout = Some((LayoutDecl::Physical(dims), tokens));
             continue;
         }
         let ident: syn::Ident = input.parse()?;
-        match ident.to_string().as_str() {
-            "row_major" => layout = Some((LayoutDecl::RowMajor, ident.to_token_stream())),
-            "col_major" => layout = Some((LayoutDecl::ColMajor, ident.to_token_stream())),
-            _ => match prefixed_number(&ident, 'v') {
-                Some(v) => vector_size = Some((v as u32, ident.span())),
-                None => {
-                    return Err(unknown(
-                        ident.span(),
-                        "move_param argument",
-                        &ident.to_string(),
-                        ["row_major", "col_major", "v8"],
-                    ));
+        let name = ident.to_string();
+        match name.as_str() {
+            "row_major" => dest.layout = Some((LayoutDecl::RowMajor, ident.to_token_stream())),
+            "col_major" => dest.layout = Some((LayoutDecl::ColMajor, ident.to_token_stream())),
+            _ => match (prefixed_number(&ident, 'v'), Dtype::from_name(&name)) {
+                (Some(v), _) => dest.vector_size = Some((v as u32, ident.span())),
+                (None, Some(d)) if with_dtype => dest.dtype = Some((d, ident.span())),
+                _ => {
+                    let mut expected = vec!["row_major", "col_major", "v8"];
+                    if with_dtype {
+                        expected.push("f32");
+                    }
+                    return Err(unknown(ident.span(), "destination argument", &name, expected));
                 }
             },
         }
     }
-    Ok(StepKind::MoveParam {
-        operand: (operand as usize, operand_span),
-        level: (level, level_ident.span()),
-        layout,
-        vector_size,
-    })
+    Ok(dest)
 }
 
-/// Applies the steps of `schedule` to `spec`, except a final `synthesize_all` (which the caller
-/// performs). Returns the partial implementation and whether `synthesize_all` was requested.
-/// Errors carry the span of the offending argument.
-pub fn apply_schedule(spec: Spec, schedule: &Schedule, target: &'static Target) -> syn::Result<(PartialImpl, bool)> {
-    let mut partial = PartialImpl::new(spec, target);
-    let mut synthesize = false;
-    for step in &schedule.steps {
-        if matches!(step.kind, StepKind::SynthesizeAll) {
-            synthesize = true;
-            continue;
-        }
-        partial = apply_step(partial, step)?;
+/// A destination that is a bare level or `(LEVEL, layout, vN)`.
+fn parse_grouped_destination(input: ParseStream) -> syn::Result<Destination> {
+    use syn::parse::Parser;
+    if input.peek(syn::token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        let inner: TokenStream = content.parse()?;
+        return (|i: ParseStream| parse_destination(i, false)).parse2(inner);
     }
-    Ok((partial, synthesize))
-}
-
-fn apply_step(partial: PartialImpl, step: &Step) -> syn::Result<PartialImpl> {
-    let at_name = |e: ScheduleError| syn::Error::new(step.name.span(), e);
-    match &step.kind {
-        StepKind::Tile { sizes } => {
-            let tile: Vec<u32> = sizes.iter().map(|s| s.0).collect();
-            let all = || {
-                let mut ts = TokenStream::new();
-                for (_, span) in sizes {
-                    ts.extend(quote::quote_spanned!(*span=> x));
-                }
-                ts
-            };
-            partial.tile(&tile).map_err(|e| match &e {
-                ScheduleError::Rewrite(
-                    RewriteError::TileLarger { dim, .. }
-                    | RewriteError::TileZero { dim, .. }
-                    | RewriteError::ReductionNeedsAccum { dim, .. },
-                ) => syn::Error::new(sizes[*dim].1, e),
-                ScheduleError::Rewrite(_) => syn::Error::new_spanned(all(), e),
-                _ => at_name(e),
-            })
-        }
-        StepKind::Split { k } => partial.split(k.0).map_err(|e| match e {
-            ScheduleError::Rewrite(_) => syn::Error::new(k.1, e),
-            _ => at_name(e),
-        }),
-        StepKind::MoveParam { operand, level, layout, vector_size } => partial
-            .move_param(operand.0, level.0, layout.as_ref().map(|l| l.0.clone()), vector_size.map(|v| v.0))
-            .map_err(|e| match &e {
-                ScheduleError::Rewrite(RewriteError::OperandOutOfRange { .. }) => syn::Error::new(operand.1, e),
-                ScheduleError::Rewrite(RewriteError::MoveInvalid { .. }) => match (vector_size, layout) {
-                    (Some(v), _) => syn::Error::new(v.1, e),
-                    (None, Some(l)) => syn::Error::new_spanned(&l.1, e),
-                    _ => syn::Error::new(level.1, e),
-                },
-                ScheduleError::Layout(_) => match layout {
-                    Some(l) => syn::Error::new_spanned(&l.1, e),
-                    None => syn::Error::new(level.1, e),
-                },
-                ScheduleError::Rewrite(_) => syn::Error::new(level.1, e),
-                _ => at_name(e),
-            }),
-        StepKind::ToAccum => partial.to_accum().map_err(at_name),
-        StepKind::Select { kernel } => partial.select(kernel.0).map_err(|e| match e {
-            ScheduleError::Rewrite(_) => syn::Error::new(kernel.1, e),
-            _ => at_name(e),
-        }),
-        StepKind::Subschedule { path, path_tokens, body } => {
-            let indices: Vec<usize> = path.iter().map(|p| p.0).collect();
-            let spec = partial.spec_at(&indices).map_err(|e| match &e {
-                ScheduleError::Path { position, .. } => match path.get(*position) {
-                    Some((_, span)) => syn::Error::new(*span, e),
-                    None => syn::Error::new_spanned(path_tokens, e),
-                },
-                _ => at_name(e),
-            })?;
-            let mut sub = PartialImpl::new(spec, partial.target());
-            for s in &body.steps {
-                sub = apply_step(sub, s)?;
-            }
-            partial.subschedule(&indices, |_| Ok(sub)).map_err(at_name)
-        }
-        StepKind::SynthesizeAll => Ok(partial),
-    }
+    let level: syn::Ident = input.parse()?;
+    (|i: ParseStream| parse_destination(i, false)).parse2(level.to_token_stream())
 }
 
 impl fmt::Display for Schedule {
-    /// Canonical text of the schedule (used in symbol hashes).
+    /// Canonical text of the schedule (used in symbol hashes, and parsed back at run time).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, step) in self.steps.iter().enumerate() {
             if i > 0 {
@@ -372,26 +458,43 @@ impl fmt::Display for Schedule {
     }
 }
 
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.level.0)?;
+        if let Some((l, _)) = &self.layout {
+            write!(f, ", {l}")?;
+        }
+        if let Some((v, _)) = self.vector_size {
+            write!(f, ", v{v}")?;
+        }
+        if let Some((d, _)) = self.dtype {
+            write!(f, ", {d}")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            StepKind::Tile { sizes } => {
+            StepKind::Tile { sizes, parallel } => {
                 let s: Vec<String> = sizes.iter().map(|(v, _)| v.to_string()).collect();
-                write!(f, "tile([{}]);", s.join(", "))
+                write!(f, "tile([{}]{});", s.join(", "), if *parallel { ", parallel" } else { "" })
             }
             StepKind::Split { k } => write!(f, "split({});", k.0),
-            StepKind::MoveParam { operand, level, layout, vector_size } => {
-                write!(f, "move_param({}, {}", operand.0, level.0)?;
-                if let Some((l, _)) = layout {
-                    write!(f, ", {l}")?;
-                }
-                if let Some((v, _)) = vector_size {
-                    write!(f, ", v{v}")?;
-                }
-                f.write_str(");")
-            }
+            StepKind::MoveParam { operand, dest } => write!(f, "move_param({}, {dest});", operand.0),
             StepKind::ToAccum => f.write_str("to_accum;"),
             StepKind::Select { kernel } => write!(f, "select({});", kernel.0),
+            StepKind::Bufferize { index, dest } => write!(f, "bufferize({}, {dest});", index.0),
+            StepKind::SpatialSplit => f.write_str("spatial_split;"),
+            StepKind::BroadcastFirst { dest } => write!(f, "broadcast_first({dest});"),
+            StepKind::ToSoftmaxParts { denom } => write!(f, "to_softmax_parts({denom});"),
+            StepKind::ToSoftmaxPartsRecompute { max, denom } => {
+                write!(f, "to_softmax_parts_recompute(({max}), ({denom}));")
+            }
+            StepKind::ToMaxAndDenominator => f.write_str("to_max_and_denominator;"),
+            StepKind::ToMaxAndUnscaled { max } => write!(f, "to_max_and_unscaled({max});"),
+            StepKind::ParallelSplit { chunk, partials } => write!(f, "parallel_split({}, {partials});", chunk.0),
             StepKind::Subschedule { path, body, .. } => {
                 let p: Vec<String> = path.iter().map(|(i, _)| i.to_string()).collect();
                 write!(f, "subschedule([{}]) {{ {body} }}", p.join(", "))

@@ -1,0 +1,176 @@
+//! C helper functions kernels call, emitted into a translation unit on first use.
+//!
+//! * bf16 conversions: widening is exact (the bits shifted into an f32); narrowing rounds to
+//!   nearest even and keeps NaNs quiet.
+//! * `exp`: Cody–Waite range reduction to `[−ln 2/2, ln 2/2]` and a degree-6 polynomial (the
+//!   classic single-precision minimax coefficients), accurate to about 2 units of roundoff;
+//!   inputs above 88.376 are clamped (the result is finite), inputs below −87.337 give 0. The
+//!   scalar and vector versions compute the same thing, element by element.
+//! * maxima follow the reference: the new value wins if it is larger or the current one is NaN.
+//! * horizontal sums halve the vector with shuffles; horizontal maxima fold lane by lane.
+
+use crate::codegen::vector_type_name;
+use crate::dtype::Dtype;
+
+/// A helper function.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum Helper {
+    /// `#include <immintrin.h>` (x86 intrinsics).
+    Intrinsics,
+    /// `float morello_bf16_to_f32(uint16_t)`.
+    Bf16ToF32,
+    /// `uint16_t morello_f32_to_bf16(float)`.
+    F32ToBf16,
+    /// `float morello_expf(float)`.
+    ExpF32,
+    /// Scalar maximum in a dtype's compute type (`float` for floats).
+    Max(Dtype),
+    /// Element-wise `exp` of an f32 vector of this many lanes.
+    VectorExp(u32),
+    /// Element-wise maximum of two vectors.
+    VectorMax(Dtype, u32),
+    /// Sum of the lanes of an f32 vector.
+    HorizontalSum(u32),
+    /// Maximum of the lanes of a vector.
+    HorizontalMax(Dtype, u32),
+}
+
+/// A helper's C definition and what it needs.
+pub struct HelperSource {
+    /// Helpers it calls (defined before it).
+    pub needs: Vec<Helper>,
+    /// Vector types it uses.
+    pub vector_types: Vec<(Dtype, u32)>,
+    /// The definition.
+    pub code: String,
+}
+
+const EXP_CONSTANTS: &str = "\
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;\n\
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */\n";
+
+fn exp_polynomial(var: &str) -> String {
+    format!(
+        "    p = 1.9875691500e-4f * {var} + 1.3981999507e-3f;\n    p = p * {var} + 8.3334519073e-3f;\n    \
+         p = p * {var} + 4.1665795894e-2f;\n    p = p * {var} + 1.6666665459e-1f;\n    p = p * {var} + 5.0000001201e-1f;\n    \
+         p = p * {var} * {var} + {var} + 1.0f;\n"
+    )
+}
+
+impl Helper {
+    /// The C name of the function (or of the include, for [`Helper::Intrinsics`]).
+    pub fn name(self) -> String {
+        match self {
+            Helper::Intrinsics => "immintrin".to_owned(),
+            Helper::Bf16ToF32 => "morello_bf16_to_f32".to_owned(),
+            Helper::F32ToBf16 => "morello_f32_to_bf16".to_owned(),
+            Helper::ExpF32 => "morello_expf".to_owned(),
+            Helper::Max(d) => format!("morello_max_{}", d.name()),
+            Helper::VectorExp(l) => format!("morello_exp_f32x{l}"),
+            Helper::VectorMax(d, l) => format!("morello_vmax_{}x{l}", d.name()),
+            Helper::HorizontalSum(l) => format!("morello_hsum_f32x{l}"),
+            Helper::HorizontalMax(d, l) => format!("morello_hmax_{}x{l}", d.name()),
+        }
+    }
+
+    /// The definition.
+    pub fn source(self) -> HelperSource {
+        let name = self.name();
+        let plain = |code: String| HelperSource { needs: Vec::new(), vector_types: Vec::new(), code };
+        match self {
+            Helper::Intrinsics => plain("#include <immintrin.h>\n".to_owned()),
+            Helper::Bf16ToF32 => plain(format!(
+                "static inline float {name}(uint16_t x) {{\n    uint32_t bits = (uint32_t)x << 16;\n    float f;\n    \
+                 __builtin_memcpy(&f, &bits, 4);\n    return f;\n}}\n"
+            )),
+            Helper::F32ToBf16 => plain(format!(
+                "static inline uint16_t {name}(float f) {{\n    uint32_t bits;\n    __builtin_memcpy(&bits, &f, 4);\n    \
+                 if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);\n    \
+                 bits += 0x7fffu + ((bits >> 16) & 1u);\n    return (uint16_t)(bits >> 16);\n}}\n"
+            )),
+            Helper::ExpF32 => plain(format!(
+                "static inline float {name}(float x) {{\n{EXP_CONSTANTS}    if (x < -87.33654475f) return 0.0f;\n    \
+                 if (x > 88.37626266f) x = 88.37626266f;\n    float t = x * log2e + magic;\n    float n = t - magic;\n    \
+                 int32_t ti;\n    __builtin_memcpy(&ti, &t, 4);\n    int32_t ni = ti - 0x4B400000;\n    \
+                 float r = x - n * ln2_hi;\n    r = r - n * ln2_lo;\n    float p;\n{}    \
+                 uint32_t scale_bits = (uint32_t)(ni + 127) << 23;\n    float scale;\n    \
+                 __builtin_memcpy(&scale, &scale_bits, 4);\n    return p * scale;\n}}\n",
+                exp_polynomial("r")
+            )),
+            Helper::Max(d) => {
+                let t = super::emit::compute_type(d);
+                let nan = if d.is_float() { " || current != current" } else { "" };
+                plain(format!(
+                    "static inline {t} {name}({t} x, {t} current) {{\n    return (x > current{nan}) ? x : current;\n}}\n"
+                ))
+            }
+            Helper::VectorExp(l) => {
+                let (vf, vi) = (vector_type_name(Dtype::F32, l), vector_type_name(Dtype::I32, l));
+                HelperSource {
+                    needs: Vec::new(),
+                    vector_types: vec![(Dtype::F32, l), (Dtype::I32, l)],
+                    code: format!(
+                        "static inline {vf} {name}({vf} x) {{\n{EXP_CONSTANTS}    {vi} too_small = x < -87.33654475f;\n    \
+                         {vi} too_big = x > 88.37626266f;\n    {vf} top = ({vf}){{0}} + 88.37626266f;\n    \
+                         x = ({vf})((({vi})x & ~too_big) | (({vi})top & too_big));\n    x = ({vf})(({vi})x & ~too_small);\n    \
+                         {vf} t = x * log2e + magic;\n    {vf} n = t - magic;\n    {vi} ni = ({vi})t - 0x4B400000;\n    \
+                         {vf} r = x - n * ln2_hi;\n    r = r - n * ln2_lo;\n    {vf} p;\n{}    \
+                         {vf} scale = ({vf})((ni + 127) << 23);\n    return ({vf})(({vi})(p * scale) & ~too_small);\n}}\n",
+                        exp_polynomial("r")
+                    ),
+                }
+            }
+            Helper::VectorMax(d, l) => {
+                let (v, mask) = (vector_type_name(d, l), vector_type_name(mask_dtype(d), l));
+                let nan = if d.is_float() { " | (current != current)" } else { "" };
+                HelperSource {
+                    needs: Vec::new(),
+                    vector_types: vec![(d, l), (mask_dtype(d), l)],
+                    code: format!(
+                        "static inline {v} {name}({v} x, {v} current) {{\n    {mask} take = (x > current){nan};\n    \
+                         return ({v})((({mask})x & take) | (({mask})current & ~take));\n}}\n"
+                    ),
+                }
+            }
+            Helper::HorizontalSum(l) => {
+                let mut code = format!("static inline float {name}({} v) {{\n", vector_type_name(Dtype::F32, l));
+                let mut types = vec![(Dtype::F32, l)];
+                let (mut width, mut var) = (l, "v".to_owned());
+                while width > 4 {
+                    let half = width / 2;
+                    let ty = vector_type_name(Dtype::F32, half);
+                    let lo: Vec<String> = (0..half).map(|i| i.to_string()).collect();
+                    let hi: Vec<String> = (half..width).map(|i| i.to_string()).collect();
+                    let next = format!("s{half}");
+                    code += &format!(
+                        "    {ty} {next} = __builtin_shufflevector({var}, {var}, {}) + __builtin_shufflevector({var}, {var}, {});\n",
+                        lo.join(", "),
+                        hi.join(", ")
+                    );
+                    types.push((Dtype::F32, half));
+                    (width, var) = (half, next);
+                }
+                let lanes: Vec<String> = (0..width).map(|i| format!("{var}[{i}]")).collect();
+                code += &format!("    return {};\n}}\n", lanes.join(" + "));
+                HelperSource { needs: Vec::new(), vector_types: types, code }
+            }
+            Helper::HorizontalMax(d, l) => {
+                let t = super::emit::compute_type(d);
+                let max = Helper::Max(d).name();
+                let mut code =
+                    format!("static inline {t} {name}({} v) {{\n    {t} m = v[0];\n", vector_type_name(d, l));
+                code += &format!("    for (int i = 1; i < {l}; i++) m = {max}(v[i], m);\n    return m;\n}}\n");
+                HelperSource { needs: vec![Helper::Max(d)], vector_types: vec![(d, l)], code }
+            }
+        }
+    }
+}
+
+/// The signed integer dtype of the same width: the element type of comparison results.
+pub(crate) fn mask_dtype(d: Dtype) -> Dtype {
+    match d.size_bytes() {
+        1 => Dtype::I8,
+        2 => Dtype::I16,
+        _ => Dtype::I32,
+    }
+}
