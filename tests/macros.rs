@@ -173,3 +173,43 @@ fn every_primitive_can_be_written_in_spec() {
         assert_eq!(from_macro.to_string().parse::<Spec>().unwrap(), from_macro);
     }
 }
+
+#[test]
+fn target_attributes_choose_the_target() {
+    use morello_core::target::{X86_AVX2 as AVX2, X86_AVX512};
+    // 16-lane f32 registers exist on AVX-512 only.
+    let wide = spec!(
+        #[target(avx512)]
+        MatmulAccum(1x1x1x16, (f32, RF), (f32, VRF, row_major, v16), (f32, VRF, row_major, v16))
+    );
+    assert_eq!(wide, Spec::parse_for(&wide.to_string(), &X86_AVX512).unwrap());
+    assert!(Spec::parse_for(&wide.to_string(), &AVX2).is_err());
+    assert_eq!(wide.limits(), &X86_AVX512.max_limits(), "limits default to the target's capacities");
+
+    let scheduled = schedule!(
+        #[target(avx512)]
+        MatmulAccum(1x1x1x16, (f32, RF), (f32, VRF, row_major, v16), (f32, VRF, row_major, v16)),
+        {
+            select(BroadcastVecMultAdd);
+        }
+    )
+    .unwrap();
+    assert!(std::ptr::eq(scheduled.target(), &X86_AVX512));
+    assert!(scheduled.is_complete());
+
+    let portable = schedule!(
+        #[target(portable)]
+        Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)),
+        {
+            synthesize_all;
+        }
+    )
+    .unwrap();
+    let mut kernels = Vec::new();
+    portable.visit(&mut |n| {
+        if let morello_core::imp::ImplNode::Kernel(k) = &n.node {
+            kernels.push(*k);
+        }
+    });
+    assert!(kernels.iter().all(|k| !k.name().starts_with("Vector")), "no vector kernels on portable: {kernels:?}");
+}

@@ -131,7 +131,22 @@ pub fn run_kernel(
     target: &Target,
 ) -> Result<(), HarnessError> {
     let dir = scratch_dir()?;
-    let result = compile_and_run(&dir, kernel, args, compiler, target);
+    let result = compile_driver(&dir, kernel, args, compiler, target).and_then(|exe| execute(&exe, args));
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Like [`run_kernel`] for several argument sets of the same shapes and dtypes, compiling once.
+pub fn run_kernel_on_each(
+    kernel: &CKernel,
+    runs: &mut [Vec<HostTensor>],
+    compiler: &CCompiler,
+    target: &Target,
+) -> Result<(), HarnessError> {
+    let Some(first) = runs.first() else { return Ok(()) };
+    let dir = scratch_dir()?;
+    let result = compile_driver(&dir, kernel, first, compiler, target)
+        .and_then(|exe| runs.iter_mut().try_for_each(|args| execute(&exe, args)));
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -143,13 +158,14 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-fn compile_and_run(
+/// Compiles the kernel with a driver for arguments shaped like `args`; returns the executable.
+fn compile_driver(
     dir: &std::path::Path,
     kernel: &CKernel,
-    args: &mut [HostTensor],
+    args: &[HostTensor],
     compiler: &CCompiler,
     target: &Target,
-) -> Result<(), HarnessError> {
+) -> Result<PathBuf, HarnessError> {
     std::fs::write(dir.join("kernel.c"), &kernel.source)?;
     std::fs::write(dir.join("main.c"), driver(kernel, args))?;
     let exe = dir.join("kernel");
@@ -166,7 +182,12 @@ fn compile_and_run(
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         });
     }
-    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    Ok(exe)
+}
+
+/// Runs a compiled driver on `args`, updating them with what the kernel wrote.
+fn execute(exe: &std::path::Path, args: &mut [HostTensor]) -> Result<(), HarnessError> {
+    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let input: Vec<u8> = args.iter().flat_map(|a| a.bytes().iter().copied()).collect();
     let mut stdin = child.stdin.take().expect("piped stdin");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
@@ -178,16 +199,20 @@ fn compile_and_run(
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         });
     }
+    if output.stdout.len() != input_len(args) {
+        return Err(HarnessError::Run { status: "short output".to_owned(), stderr: String::new() });
+    }
     let mut at = 0;
     for a in args.iter_mut() {
         let n = a.bytes().len();
-        let Some(chunk) = output.stdout.get(at..at + n) else {
-            return Err(HarnessError::Run { status: "short output".to_owned(), stderr: String::new() });
-        };
-        a.bytes_mut().copy_from_slice(chunk);
+        a.bytes_mut().copy_from_slice(&output.stdout[at..at + n]);
         at += n;
     }
     Ok(())
+}
+
+fn input_len(args: &[HostTensor]) -> usize {
+    args.iter().map(|a| a.bytes().len()).sum()
 }
 
 /// A runtime for the driver: `parallel_for` on pthreads, up to `max_threads` threads pulling

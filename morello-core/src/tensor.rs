@@ -38,7 +38,7 @@ pub enum TensorSpecError {
         lanes: u32,
     },
     /// A vector size that is not a register width of the target.
-    #[error("`v{lanes}` of {dtype} is not a vector register width of {target} (allowed: {allowed})")]
+    #[error("`v{lanes}` of {dtype} is not a vector register width of {target} ({allowed})")]
     VectorWidth {
         /// The vector size given.
         lanes: u32,
@@ -46,7 +46,7 @@ pub enum TensorSpecError {
         dtype: Dtype,
         /// The target name.
         target: &'static str,
-        /// The allowed sizes, formatted.
+        /// The allowed sizes, formatted (or that there are none).
         allowed: String,
     },
     /// A VRF tensor whose registers would not be whole: its contiguous runs are not made of
@@ -91,7 +91,11 @@ impl TensorSpec {
                         lanes,
                         dtype: self.dtype,
                         target: target.name,
-                        allowed: allowed.join(", "),
+                        allowed: if allowed.is_empty() {
+                            "it has no vector registers".to_owned()
+                        } else {
+                            format!("allowed: {}", allowed.join(", "))
+                        },
                     });
                 }
                 let block = self.layout.contiguous_block(&self.shape);

@@ -1,63 +1,21 @@
 //! Every generated kernel, compiled with gcc and clang, agrees with the reference evaluator.
 //!
-//! clang is used when installed; set `MORELLO_REQUIRE_CLANG=1` (as CI does) to make its absence
-//! a failure. `MORELLO_BLESS=1` rewrites the golden C snapshots.
+//! `MORELLO_BLESS=1` rewrites the golden C snapshots.
+
+mod common;
 
 use morello_core::codegen::emit_c;
-use morello_core::harness::{CCompiler, run_kernel};
 use morello_core::imp::Impl;
 use morello_core::kernels::KernelKind;
 use morello_core::level::Level;
-use morello_core::reference::{HostTensor, compare, evaluate};
 use morello_core::schedule::PartialImpl;
 use morello_core::search::Synthesizer;
 use morello_core::spec::{LayoutDecl, Spec};
 use morello_core::target::X86_AVX2;
 
-fn compilers() -> Vec<CCompiler> {
-    let gcc = CCompiler::gcc();
-    assert!(gcc.is_available(), "gcc is required to test generated C");
-    let mut out = vec![gcc];
-    let clang = CCompiler::clang();
-    if clang.is_available() {
-        out.push(clang);
-    } else if std::env::var_os("MORELLO_REQUIRE_CLANG").is_some() {
-        panic!("MORELLO_REQUIRE_CLANG is set but clang is not installed");
-    } else {
-        eprintln!("note: clang not found; generated C checked with gcc only");
-    }
-    out
-}
-
-/// Emits `imp`, checks the C is deterministic, and runs it with every compiler on random
-/// inputs (outputs poisoned) against the reference evaluator.
+/// Checks `imp` on AVX2 (see [`common::check_impl`]).
 fn check_impl(imp: &Impl) {
-    let spec = &imp.spec;
-    let kernel = emit_c(imp, "kernel_under_test", &X86_AVX2).expect("complete implementation");
-    assert_eq!(kernel, emit_c(imp, "kernel_under_test", &X86_AVX2).unwrap(), "emission is deterministic");
-    for seed in [1u64, 2] {
-        let mut inputs: Vec<HostTensor> =
-            spec.operands().iter().zip(seed * 10..).map(|(t, s)| HostTensor::random(t, s)).collect();
-        for (i, t) in inputs.iter_mut().enumerate() {
-            if spec.logical().direction(i) == morello_core::primitive::Direction::Out {
-                t.fill(if t.dtype().is_float() {
-                    morello_core::reference::Value::Float(f64::NAN)
-                } else {
-                    morello_core::reference::Value::Int(0x5a5a_5a5a)
-                });
-            }
-        }
-        let mut expected = inputs.clone();
-        let tolerances = evaluate(spec.logical(), &mut expected);
-        for cc in compilers() {
-            let mut actual = inputs.clone();
-            run_kernel(&kernel, &mut actual, &cc, &X86_AVX2)
-                .unwrap_or_else(|e| panic!("{spec}: {e}\n{}", kernel.source));
-            if let Err(m) = compare(spec.logical(), &expected, &actual, &tolerances) {
-                panic!("{spec} compiled with {}: {m}\n{}", cc.program, kernel.source);
-            }
-        }
-    }
+    common::check_impl(imp, &X86_AVX2);
 }
 
 fn check_synthesized(texts: &[&str]) {

@@ -1,3 +1,7 @@
 fn main() {
-    morello_build::Build::new().file("src/kernels.rs").file("src/scheduled.rs").compile("e2e_kernels");
+    morello_build::Build::new()
+        .file("src/kernels.rs")
+        .file("src/scheduled.rs")
+        .file("src/targets.rs")
+        .compile("e2e_kernels");
 }

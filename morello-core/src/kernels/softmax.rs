@@ -218,17 +218,17 @@ fn online_maximum(
     max_operand: usize,
     out: &mut dyn KernelEmitter,
 ) -> (String, String) {
-    let (vmax, hmax, max) = (
-        out.helper(Helper::VectorMax(Dtype::F32, l)),
-        out.helper(Helper::HorizontalMax(Dtype::F32, l)),
-        out.helper(Helper::Max(Dtype::F32)),
-    );
+    let (hmax, max) = (out.helper(Helper::HorizontalMax(Dtype::F32, l)), out.helper(Helper::Max(Dtype::F32)));
     let ty = out.vector_type(Dtype::F32, l);
     let regs: Vec<String> = operands.iter().flat_map(|&i| out.vectors(i)).collect();
     let acc = out.fresh("mv");
     out.line(format!("{ty} {acc} = {};", regs[0]));
-    for r in &regs[1..] {
-        out.line(format!("{acc} = {vmax}({r}, {acc});"));
+    if regs.len() > 1 {
+        // Requested only when used: an unused static helper is a warning (an error here).
+        let vmax = out.helper(Helper::VectorMax(Dtype::F32, l));
+        for r in &regs[1..] {
+            out.line(format!("{acc} = {vmax}({r}, {acc});"));
+        }
     }
     let m0 = read_float(spec, max_operand, out);
     let (old, new) = (out.fresh("m"), out.fresh("m"));

@@ -93,11 +93,15 @@ pub fn evaluate(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_erro
                     (f64::NEG_INFINITY, 0.0)
                 };
                 let m = m0.max(row_max);
-                let d = rescale(d0, m0, m) + x.iter().map(|v| (v - m).exp()).sum::<f64>();
+                let (carried, sum) = (rescale(d0, m0, m), x.iter().map(|v| (v - m).exp()).sum::<f64>());
                 args[1].set(&red, Value::Float(m));
-                args[2].set(&red, Value::Float(d));
+                args[2].set(&red, Value::Float(carried + sum));
+                // Error bounds grow with the magnitudes summed (a running denominator given as
+                // input may be any value).
+                let magnitude = carried.abs() + sum;
                 tols[1][args[1].buffer_offset(&red)] = u(1) * m.abs() + delta;
-                tols[2][args[2].buffer_offset(&red)] = (n + 8.0) * u(2) * d + d * ((2.0 * delta).exp() - 1.0);
+                tols[2][args[2].buffer_offset(&red)] =
+                    (n + 8.0) * u(2) * magnitude + magnitude * ((2.0 * delta).exp() - 1.0);
             }
             Primitive::SoftmaxDenominatorAndMaxFromParts { accum, .. } => {
                 let part_denoms: Vec<f64> = row.iter().map(|c| args[1].get(c).as_f64()).collect();
@@ -107,12 +111,15 @@ pub fn evaluate(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_erro
                     (f64::NEG_INFINITY, 0.0)
                 };
                 let m = m0.max(row_max);
-                let d =
-                    rescale(d0, m0, m) + x.iter().zip(&part_denoms).map(|(pm, pd)| rescale(*pd, *pm, m)).sum::<f64>();
+                let terms: Vec<f64> = std::iter::once(rescale(d0, m0, m))
+                    .chain(x.iter().zip(&part_denoms).map(|(pm, pd)| rescale(*pd, *pm, m)))
+                    .collect();
                 args[2].set(&red, Value::Float(m));
-                args[3].set(&red, Value::Float(d));
+                args[3].set(&red, Value::Float(terms.iter().sum()));
+                let magnitude: f64 = terms.iter().map(|t| t.abs()).sum();
                 tols[2][args[2].buffer_offset(&red)] = u(2) * m.abs() + delta;
-                tols[3][args[3].buffer_offset(&red)] = (n + 8.0) * u(3) * d + d * ((2.0 * delta).exp() - 1.0);
+                tols[3][args[3].buffer_offset(&red)] =
+                    (n + 8.0) * u(3) * magnitude + magnitude * ((2.0 * delta).exp() - 1.0);
             }
             Primitive::SoftmaxDenominatorAndUnscaled { .. } => {
                 let e: Vec<f64> = x.iter().map(|v| (v - row_max).exp()).collect();

@@ -90,8 +90,8 @@ pub enum StepKind {
     Tile {
         /// Tile size per Spec dimension, with each size's span.
         sizes: Vec<(u32, Span)>,
-        /// Whether the loop is parallel.
-        parallel: bool,
+        /// Where `parallel` was written, if the loop is parallel.
+        parallel: Option<Span>,
     },
     /// `split(k)`.
     Split {
@@ -242,14 +242,14 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
     match name.to_string().as_str() {
         "tile" => (|input: ParseStream| {
             let sizes = parse_sizes(input)?;
-            let mut parallel = false;
+            let mut parallel = None;
             if input.peek(Token![,]) {
                 input.parse::<Token![,]>()?;
                 let word: syn::Ident = input.parse()?;
                 if word != "parallel" {
                     return Err(syn::Error::new(word.span(), "expected `parallel` after the tile sizes"));
                 }
-                parallel = true;
+                parallel = Some(word.span());
             }
             ensure_empty(input)?;
             Ok(StepKind::Tile { sizes, parallel })
@@ -479,7 +479,7 @@ impl fmt::Display for Step {
         match &self.kind {
             StepKind::Tile { sizes, parallel } => {
                 let s: Vec<String> = sizes.iter().map(|(v, _)| v.to_string()).collect();
-                write!(f, "tile([{}]{});", s.join(", "), if *parallel { ", parallel" } else { "" })
+                write!(f, "tile([{}]{});", s.join(", "), if parallel.is_some() { ", parallel" } else { "" })
             }
             StepKind::Split { k } => write!(f, "split({});", k.0),
             StepKind::MoveParam { operand, dest } => write!(f, "move_param({}, {dest});", operand.0),

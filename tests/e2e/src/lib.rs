@@ -2,3 +2,4 @@
 
 pub mod kernels;
 pub mod scheduled;
+pub mod targets;

@@ -1,9 +1,10 @@
 //! Every kernel compiled by this crate's build.rs agrees with the reference evaluator.
 
 use morello::KernelError;
+use morello::bf16;
 use morello_core::reference::{Element, HostTensor, compare, evaluate};
 use morello_core::spec::Spec;
-use morello_e2e::{kernels, scheduled};
+use morello_e2e::{kernels, scheduled, targets};
 
 /// Random inputs for `spec_text`'s operands (outputs filled with a sentinel), the reference
 /// result, and a checker for the kernel's result.
@@ -25,11 +26,16 @@ impl Case {
 
     /// Checks the buffers the kernel produced (one per operand) against the reference.
     fn check<T: Element>(&self, produced: &[&[T]]) {
-        let mut expected = self.inputs.clone();
-        let tolerances = evaluate(self.spec.logical(), &mut expected);
         let actual: Vec<HostTensor> =
             self.spec.operands().iter().zip(produced).map(|(t, data)| HostTensor::from_elements(t, data)).collect();
-        if let Err(mismatch) = compare(self.spec.logical(), &expected, &actual, &tolerances) {
+        self.check_tensors(&actual);
+    }
+
+    /// Like `check`, for operands of different element types.
+    fn check_tensors(&self, actual: &[HostTensor]) {
+        let mut expected = self.inputs.clone();
+        let tolerances = evaluate(self.spec.logical(), &mut expected);
+        if let Err(mismatch) = compare(self.spec.logical(), &expected, actual, &tolerances) {
             panic!("{}: {mismatch}", self.spec);
         }
     }
@@ -117,4 +123,81 @@ fn the_panicking_wrapper_names_the_operand() {
     let (a, b) = (vec![0.0f32; 31], vec![0.0f32; 128]);
     let mut c = vec![0.0f32; 64];
     kernels::matmul_f32(&a, &b, &mut c);
+}
+
+/// Runs an AVX-512 kernel; returns false (after checking the error is honest) on a CPU
+/// without AVX-512, where the wrapper must refuse to run it.
+fn ran_on_avx512(result: Result<(), KernelError>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(KernelError::UnsupportedCpu { missing, .. }) => {
+            assert!(!cpu_has_avx512(), "refused although the CPU has {missing:?}");
+            eprintln!("note: this CPU lacks {missing:?}; the AVX-512 kernel was only compiled");
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn cpu_has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+#[test]
+fn softmax_on_avx512_and_portable() {
+    let case = Case::new(targets::SOFTMAX_AVX512_SPEC, 9);
+    let x = case.elements::<f32>(0);
+    let mut y = vec![f32::NAN; 64];
+    if ran_on_avx512(targets::try_softmax_avx512(&x, &mut y)) {
+        case.check(&[&x, &y]);
+    }
+    let mut y = vec![f32::NAN; 64];
+    targets::softmax_portable(&x, &mut y);
+    case.check(&[&x, &y]);
+}
+
+#[test]
+fn bf16_vector_matrix_product() {
+    let case = Case::new(targets::VECMAT_BF16_SPEC, 10);
+    let (a, b) = (case.elements::<bf16>(0), case.elements::<bf16>(1));
+    let mut c = vec![f32::NAN; 32];
+    if ran_on_avx512(targets::try_vecmat_bf16(&a, &b, &mut c)) {
+        let ops = case.spec.operands();
+        case.check_tensors(&[
+            HostTensor::from_elements(&ops[0], &a),
+            HostTensor::from_elements(&ops[1], &b),
+            HostTensor::from_elements(&ops[2], &c),
+        ]);
+    }
+}
+
+#[test]
+fn parallel_loops_honour_thread_limits_and_concurrent_callers() {
+    let case = Case::new(targets::MATMUL_PARALLEL_SPEC, 11);
+    let (a, b) = (case.elements::<f32>(0), case.elements::<f32>(1));
+    for threads in [1, 2, 4] {
+        let mut c = vec![f32::NAN; 128];
+        morello::with_max_threads(threads, || targets::matmul_parallel(&a, &b, &mut c));
+        case.check(&[&a, &b, &c]);
+    }
+    // Several application threads calling at once share the one pool.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    let mut c = vec![f32::NAN; 128];
+                    targets::matmul_parallel(&a, &b, &mut c);
+                    case.check(&[&a, &b, &c]);
+                }
+            });
+        }
+    });
 }

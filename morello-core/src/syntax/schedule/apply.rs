@@ -86,7 +86,7 @@ fn apply_step(partial: PartialImpl, step: &Step) -> StepResult {
                 }
                 ts
             };
-            let result = if *parallel { partial.parallel_tile(&tile) } else { partial.tile(&tile) };
+            let result = if parallel.is_some() { partial.parallel_tile(&tile) } else { partial.tile(&tile) };
             result.map_err(|e| match &e {
                 ScheduleError::Rewrite(
                     RewriteError::TileLarger { dim, .. }
@@ -95,7 +95,7 @@ fn apply_step(partial: PartialImpl, step: &Step) -> StepResult {
                     | RewriteError::ParallelReduction { dim, .. },
                 ) => (e.clone(), At::Span(sizes[*dim].1)),
                 ScheduleError::Rewrite(RewriteError::SerialOnly { .. } | RewriteError::ParallelInRegisters { .. }) => {
-                    at_name(e)
+                    (e, At::Span(parallel.unwrap_or(name)))
                 }
                 ScheduleError::Rewrite(_) => (e, At::Tokens(all())),
                 _ => at_name(e),

@@ -1,0 +1,194 @@
+//! Every microkernel, in isolation, agrees with the reference evaluator on every target this
+//! machine can run and compiles for the others; every kernel and every rewrite is reachable
+//! from the search.
+//!
+//! The Specs a kernel is tested on are not written by hand: synthesis runs from a handful of
+//! root Specs on each target, and every Spec the search visited is offered to every kernel.
+//! So a kernel counts as covered on a target only if the search actually reaches a Spec it
+//! implements there. A kernel that no visited Spec on a target reaches must be rejected by
+//! that target for a missing ISA feature (checked on a Spec another target reached).
+
+mod common;
+
+use common::{Verified, check_impl};
+use morello_core::kernels::{KernelKind, KernelMismatch};
+use morello_core::schedule::PartialImpl;
+use morello_core::search::{Synthesizer, actions};
+use morello_core::spec::{LogicalSpec, Spec};
+use morello_core::target::{TargetId, X86_AVX512};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where the search starts. Small enough for a debug build, varied enough to reach every
+/// kernel: matrix products in f32, integers and bf16 (including the `vdpbf16ps` pair layout),
+/// relayouts, fills, broadcasts, divisions, maxima and the softmax family.
+const ROOTS: &[&str] = &[
+    "MatmulAccum(1x2x4x32, (f32, L1), (f32, L1), (f32, L1))",
+    "MatmulAccum(1x2x4x32, (u16, L1), (u16, L1), (u16, L1))",
+    "MatmulAccum(1x1x64x1, (f32, L1), (f32, L1), (f32, L1))",
+    "MatmulAccum(1x1x64x1, (bf16, L1), (bf16, L1), (f32, L1))",
+    "MatmulAccum(1x1x64x1, (f32, L1), (bf16, L1), (f32, L1))",
+    "MatmulAccum(1x1x2x32, (bf16, L1), (bf16, L1), (f32, L1))",
+    "MatmulAccum(1x2x8x16, (bf16, L1), (bf16, L1, [1, 2, 1 p2]), (f32, L1))",
+    "Matmul(1x2x2x8, (u8, L1), (u8, L1), (u32, L1))",
+    "Move(8x8, (f32, L1), (f32, L1, col_major))",
+    "Move(2x16, (bf16, L1), (f32, L1))",
+    "Move(4x16, (u8, GL), (u8, GL))",
+    "FillZero(4x16, (f32, GL))",
+    "FillNegInf(1x16, (f32, L1))",
+    "FillMin(1x32, (u8, L1))",
+    "OnePrefix(2x3, (f32, L1), (f32, L1))",
+    "Broadcast(2x16, dim=1, (f32, L1), (f32, L1))",
+    "DivideVec(32, (f32, L1), (f32, L1))",
+    "DivideVecScalar(2x16, scan=1, (f32, L1), (f32, L1))",
+    "MaxAccum(2x64, dim=1, (f32, L1), (f32, L1))",
+    "MaxAccum(2x64, dim=1, (u8, L1), (u8, L1))",
+    "Softmax(1x32, scan=1, (f32, L1), (f32, L1))",
+    "SoftmaxComplete(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1), (f32, L1))",
+    "SoftmaxDenominatorAndMax(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1))",
+    "SoftmaxDenominatorAndMaxAccum(1x3, scan=1, (f32, L1), (f32, L1), (f32, L1))",
+    "SoftmaxDenominatorAndMaxFromParts(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1), (f32, L1))",
+];
+
+/// What the search reached on one target.
+struct Explored {
+    /// Per kernel, the visited Specs it implements, in a fixed order.
+    kernels: BTreeMap<KernelKind, Vec<Spec>>,
+}
+
+fn explore(id: TargetId) -> Explored {
+    let target = id.target();
+    let mut synth = Synthesizer::new(target);
+    for root in ROOTS {
+        let spec = Spec::parse_for(root, target).unwrap_or_else(|e| panic!("{root}: {e}"));
+        assert!(synth.optimal_cost(&spec).is_some(), "{root} has an implementation on {}", target.name);
+    }
+    let visited: BTreeSet<LogicalSpec> = synth.memo().iter().map(|(logical, _)| logical.clone()).collect();
+    let mut kernels: BTreeMap<KernelKind, Vec<Spec>> = BTreeMap::new();
+    for logical in visited {
+        let spec = Spec::new(logical, target.max_limits());
+        for &kernel in KernelKind::ALL {
+            if kernel.applies(spec.logical(), target).is_ok() {
+                kernels.entry(kernel).or_default().push(spec.clone());
+            }
+        }
+    }
+    Explored { kernels }
+}
+
+/// Up to two Specs per kernel: the smallest and the largest it was offered.
+fn samples(specs: &[Spec]) -> Vec<&Spec> {
+    let smallest = specs.iter().min_by_key(|s| s.logical().volume()).expect("non-empty");
+    let largest = specs.iter().max_by_key(|s| s.logical().volume()).expect("non-empty");
+    if smallest == largest { vec![smallest] } else { vec![smallest, largest] }
+}
+
+#[test]
+fn every_kernel_matches_the_reference_on_every_target() {
+    let explored: Vec<(TargetId, Explored)> = TargetId::ALL.iter().map(|&id| (id, explore(id))).collect();
+    let unreached: Vec<KernelKind> = KernelKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| explored.iter().all(|(_, found)| !found.kernels.contains_key(k)))
+        .collect();
+    assert!(unreached.is_empty(), "the search reaches these kernels on no target: {unreached:?}");
+    let mut report = String::new();
+    for &kernel in KernelKind::ALL {
+        let mut line = format!("{:<44}", kernel.name());
+        for (id, found) in &explored {
+            let target = id.target();
+            // Specs the search reached on this target, else ones it reached on another
+            // target that this one accepts too (the search may prune a kernel's Specs on one
+            // target where a cheaper kernel exists).
+            let specs: Vec<Spec> = found.kernels.get(&kernel).cloned().unwrap_or_else(|| {
+                explored
+                    .iter()
+                    .filter_map(|(_, other)| other.kernels.get(&kernel))
+                    .flatten()
+                    .filter(|s| Spec::parse_for(&s.to_string(), target).is_ok())
+                    .filter(|s| kernel.applies(s.logical(), target).is_ok())
+                    .map(|s| s.with_limits(target.max_limits()))
+                    .collect()
+            });
+            let status = if specs.is_empty() {
+                let elsewhere =
+                    explored.iter().find_map(|(_, other)| other.kernels.get(&kernel)).expect("reached on some target");
+                let reason = kernel.applies(elsewhere[0].logical(), target);
+                assert!(
+                    matches!(reason, Err(KernelMismatch::Target { .. })),
+                    "{kernel} applies to no Spec on {} though the target does not rule it out: {reason:?}",
+                    target.name
+                );
+                "n/a (target lacks a feature)"
+            } else {
+                let mut verified = Verified::Ran;
+                for spec in samples(&specs) {
+                    let imp = PartialImpl::new(spec.clone(), target)
+                        .select(kernel)
+                        .unwrap_or_else(|e| panic!("select({kernel}) on {spec} ({}): {e}", target.name))
+                        .into_impl();
+                    verified = check_impl(&imp, target);
+                }
+                match verified {
+                    Verified::Ran => "ran",
+                    Verified::Compiled => "compiled",
+                }
+            };
+            line.push_str(&format!(" {}: {status:<30}", id.name()));
+        }
+        report.push_str(line.trim_end());
+        report.push('\n');
+    }
+    eprintln!("kernel coverage (ran = verified against the reference evaluator):\n{report}");
+}
+
+#[test]
+fn every_rewrite_is_reachable_from_the_search() {
+    let every = [
+        "tile",
+        "move_param",
+        "to_accum",
+        "select",
+        "bufferize",
+        "spatial_split",
+        "broadcast_first",
+        "to_softmax_parts",
+        "to_softmax_parts_recompute",
+        "to_max_and_denominator",
+        "to_max_and_unscaled",
+        "parallel_split",
+    ];
+    let mut synth = Synthesizer::new(&X86_AVX512);
+    let mut reached = BTreeSet::new();
+    // Roots whose search trees contain every rewrite: a Compose (bufferize), a Conv (spatial
+    // split), a DivideVecScalar (broadcast-first), and a long, non-serial softmax (every
+    // softmax decomposition including the parallel split).
+    for root in [
+        "Compose([Matmul(1x2x2x2), Matmul(1x2x2x2) -> f32], (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
+        "ConvAccum(1x1x1x3x3x2x2, (f32, GL), (f32, GL), (f32, GL))",
+        "DivideVecScalar(1x8, scan=1, (f32, GL), (f32, GL))",
+        "Softmax(1x4096, scan=1, (f32, GL), (f32, GL))",
+    ] {
+        let spec = Spec::parse_for(root, &X86_AVX512).unwrap_or_else(|e| panic!("{root}: {e}"));
+        for action in actions(&spec, &X86_AVX512) {
+            if action.apply(&spec, &X86_AVX512).is_ok() {
+                reached.insert(action.name());
+            }
+        }
+        // The decompositions' children, one level down (max-and-denominator and the parallel
+        // split apply to the parts a softmax decomposes into).
+        let visited: Vec<LogicalSpec> = {
+            let _ = synth.optimal_cost(&spec);
+            synth.memo().iter().map(|(l, _)| l.clone()).collect()
+        };
+        for logical in visited {
+            let spec = Spec::new(logical, X86_AVX512.max_limits());
+            for action in actions(&spec, &X86_AVX512) {
+                if !reached.contains(action.name()) && action.apply(&spec, &X86_AVX512).is_ok() {
+                    reached.insert(action.name());
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> = every.iter().copied().filter(|r| !reached.contains(r)).collect();
+    assert!(missing.is_empty(), "rewrites the search never applies: {missing:?}");
+}
