@@ -8,14 +8,16 @@
 //! call in the process; a call only borrows workers that are idle at that moment, and runs the
 //! rest of its iterations itself. So:
 //!
-//! * kernels called from many application threads at once never start more threads than the
-//!   pool holds: when the pool is busy, each call simply runs on its own thread;
+//! * kernels called from many application threads at once never start threads of their own:
+//!   at most the calling threads plus the pool's workers run iterations at once, and when the
+//!   pool is busy each call simply runs on its own thread (so `N` busy application threads on
+//!   `N` cores plus the pool can still exceed the cores: use a limit of 1 then);
 //! * a parallel loop nested in another's iteration runs serially on the thread running that
 //!   iteration;
 //! * `max_threads` comes from [`set_max_threads`] (process default, initially the number of
-//!   available cores) or [`with_max_threads`] (for one scope on one thread); 1 makes every
-//!   kernel serial, which is the right choice when the application already keeps every core
-//!   busy.
+//!   available cores) or [`with_max_threads`] (for one scope on one thread; 0 means the
+//!   available cores in both); 1 makes every kernel serial, which is the right choice when the
+//!   application already keeps every core busy.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -48,8 +50,10 @@ thread_local! {
     static IN_TASK: Cell<bool> = const { Cell::new(false) };
 }
 
+/// The number of cores this process may use, read once (the query reads files on Linux).
 fn available() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static AVAILABLE: OnceLock<usize> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Sets the number of threads (including the caller's) a kernel call may use, for every
@@ -64,7 +68,8 @@ pub fn max_threads() -> usize {
     if configured == 0 { available() } else { configured }
 }
 
-/// Runs `f` with kernel calls on this thread limited to `threads` threads (at least 1).
+/// Runs `f` with kernel calls on this thread limited to `threads` threads (the caller's
+/// included; 0 means the available cores, as for [`set_max_threads`]).
 pub fn with_max_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<usize>);
     impl Drop for Restore {
@@ -72,14 +77,15 @@ pub fn with_max_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
             SCOPED_MAX_THREADS.with(|s| s.set(self.0));
         }
     }
-    let _restore = Restore(SCOPED_MAX_THREADS.with(|s| s.replace(Some(threads.max(1)))));
+    let _restore = Restore(SCOPED_MAX_THREADS.with(|s| s.replace(Some(threads))));
     f()
 }
 
 unsafe extern "C" fn parallel_for_entry(rt: *const Runtime, n: i64, task: Task, ctx: *mut c_void) {
     // SAFETY: generated kernels pass back the runtime they were given.
     let max = unsafe { (*rt).max_threads };
-    parallel_for(n, usize::try_from(max).unwrap_or(1), task, ctx);
+    // SAFETY: generated kernels pass a task and context that stay valid until this returns.
+    unsafe { parallel_for(n, usize::try_from(max).unwrap_or(1), task, ctx) };
 }
 
 /// The context pointer of a task, shared with workers for the duration of one call.
@@ -109,11 +115,9 @@ struct JobState {
 impl Job {
     fn run(&self) {
         let was = IN_TASK.with(|t| t.replace(true));
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.n {
-                break;
-            }
+        // Claims the next iteration; never counts past `n`.
+        let claim = || self.next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| (i < self.n).then_some(i + 1));
+        while let Ok(i) = claim() {
             // SAFETY: `task` and `ctx` come from a kernel that is blocked in `parallel_for`
             // until every helper has left this job.
             unsafe { (self.task)(self.ctx.0, i) };
@@ -179,7 +183,12 @@ fn worker(pool: &'static Pool) {
 
 /// Calls `task(ctx, i)` once for every `i` in `0..n` on at most `max_threads` threads (the
 /// caller's included), returning when all calls have returned. See the module documentation.
-pub fn parallel_for(n: i64, max_threads: usize, task: Task, ctx: *mut c_void) {
+///
+/// # Safety
+///
+/// `task` must be safe to call with `ctx` and every index in `0..n`, concurrently from several
+/// threads, for as long as this call lasts.
+pub(crate) unsafe fn parallel_for(n: i64, max_threads: usize, task: Task, ctx: *mut c_void) {
     if n <= 0 {
         return;
     }
@@ -224,48 +233,82 @@ fn reserve(pool: &Pool, wanted: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU32;
+    use std::sync::atomic::{AtomicBool, AtomicU32};
 
+    /// Tests share the one pool; running them one at a time keeps their counts their own.
+    static POOL_TESTS: Mutex<()> = Mutex::new(());
+
+    fn serialized() -> std::sync::MutexGuard<'static, ()> {
+        POOL_TESTS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a test task records. Tasks never panic (a panic cannot unwind out of an
+    /// `extern "C"` function): they record, and the test asserts afterwards.
+    #[derive(Default)]
     struct Counts {
         hits: Vec<AtomicU32>,
         threads: Mutex<std::collections::BTreeSet<String>>,
         nested: bool,
+        /// A nested loop ran an iteration other than once, or on another thread.
+        nested_wrong: AtomicBool,
+        /// Threads inside tasks right now, and the most ever at once (shared between callers).
+        running: Option<(&'static AtomicUsize, &'static AtomicUsize)>,
     }
 
     unsafe extern "C" fn count(ctx: *mut c_void, i: i64) {
-        // SAFETY: the tests pass a `Counts`.
+        // SAFETY: the tests pass a `Counts` that outlives the loop.
         let counts = unsafe { &*(ctx as *const Counts) };
+        if let Some((running, most)) = counts.running {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+        }
         counts.hits[i as usize].fetch_add(1, Ordering::SeqCst);
         let name = format!("{:?}", std::thread::current().id());
-        counts.threads.lock().unwrap().insert(name);
+        counts.threads.lock().unwrap_or_else(|e| e.into_inner()).insert(name);
         if counts.nested {
-            let inner =
-                Counts { hits: (0..4).map(|_| AtomicU32::new(0)).collect(), threads: Mutex::default(), nested: false };
-            parallel_for(4, 8, count, &inner as *const Counts as *mut c_void);
-            assert!(inner.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1));
-            assert_eq!(inner.threads.lock().unwrap().len(), 1, "nested loops run on the iteration's thread");
+            let inner = Counts { hits: (0..4).map(|_| AtomicU32::new(0)).collect(), ..Counts::default() };
+            // SAFETY: `count` with a `Counts` that outlives the call.
+            unsafe { parallel_for(4, 8, count, &inner as *const Counts as *mut c_void) };
+            let once = inner.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1);
+            let one_thread = inner.threads.lock().unwrap_or_else(|e| e.into_inner()).len() == 1;
+            if !(once && one_thread) {
+                counts.nested_wrong.store(true, Ordering::SeqCst);
+            }
         }
         std::thread::sleep(std::time::Duration::from_micros(200));
+        if let Some((running, _)) = counts.running {
+            running.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
-    fn run(n: usize, threads: usize, nested: bool) -> Counts {
-        let counts = Counts { hits: (0..n).map(|_| AtomicU32::new(0)).collect(), threads: Mutex::default(), nested };
-        parallel_for(n as i64, threads, count, &counts as *const Counts as *mut c_void);
+    fn run(counts: Counts, threads: usize) -> Counts {
+        // SAFETY: `count` with a `Counts` that outlives the call.
+        unsafe { parallel_for(counts.hits.len() as i64, threads, count, &counts as *const Counts as *mut c_void) };
         counts
+    }
+
+    fn counts(n: usize) -> Counts {
+        Counts { hits: (0..n).map(|_| AtomicU32::new(0)).collect(), ..Counts::default() }
+    }
+
+    fn all_once(c: &Counts) -> bool {
+        c.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1)
     }
 
     #[test]
     fn every_iteration_runs_exactly_once() {
+        let _serial = serialized();
         for (n, threads) in [(1, 4), (7, 2), (64, 8), (100, 1)] {
-            let c = run(n, threads, false);
-            assert!(c.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1), "n={n} threads={threads}");
+            let c = run(counts(n), threads);
+            assert!(all_once(&c), "n={n} threads={threads}");
             assert!(c.threads.lock().unwrap().len() <= threads.max(1));
         }
     }
 
     #[test]
     fn one_thread_means_the_callers() {
-        let c = run(32, 1, false);
+        let _serial = serialized();
+        let c = run(counts(32), 1);
         let threads = c.threads.lock().unwrap();
         assert_eq!(threads.len(), 1);
         assert!(threads.contains(&format!("{:?}", std::thread::current().id())));
@@ -273,27 +316,39 @@ mod tests {
 
     #[test]
     fn nested_loops_are_serial_and_complete() {
-        let c = run(16, 4, true);
-        assert!(c.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1));
+        let _serial = serialized();
+        let c = run(Counts { nested: true, ..counts(16) }, 4);
+        assert!(all_once(&c));
+        assert!(!c.nested_wrong.load(Ordering::SeqCst), "a nested loop ran in parallel or not exactly once");
     }
 
     #[test]
     fn concurrent_callers_never_exceed_the_pool() {
-        let before = pool().idle.load(Ordering::SeqCst);
+        let _serial = serialized();
+        static RUNNING: AtomicUsize = AtomicUsize::new(0);
+        static MOST: AtomicUsize = AtomicUsize::new(0);
+        let workers = available() - 1;
+        let callers = 4;
         std::thread::scope(|s| {
-            for _ in 0..4 {
+            for _ in 0..callers {
                 s.spawn(|| {
-                    let c = run(40, 16, false);
-                    assert!(c.hits.iter().all(|h| h.load(Ordering::SeqCst) == 1));
+                    let c = run(Counts { running: Some((&RUNNING, &MOST)), ..counts(40) }, 16);
+                    assert!(all_once(&c));
                 });
             }
         });
+        let most = MOST.load(Ordering::SeqCst);
+        assert!(
+            most <= callers + workers,
+            "{most} threads ran tasks at once; callers and pool hold {}",
+            callers + workers
+        );
         // Every reserved worker came back.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while pool().idle.load(Ordering::SeqCst) != before && std::time::Instant::now() < deadline {
+        while pool().idle.load(Ordering::SeqCst) != workers && std::time::Instant::now() < deadline {
             std::thread::yield_now();
         }
-        assert_eq!(pool().idle.load(Ordering::SeqCst), before);
+        assert_eq!(pool().idle.load(Ordering::SeqCst), workers);
     }
 
     #[test]
@@ -303,6 +358,7 @@ mod tests {
         with_max_threads(3, || {
             assert_eq!(max_threads(), 3);
             with_max_threads(1, || assert_eq!(max_threads(), 1));
+            with_max_threads(0, || assert_eq!(max_threads(), available()));
             assert_eq!(max_threads(), 3);
         });
         assert_eq!(max_threads(), available());

@@ -15,7 +15,8 @@
 //!
 //! A parallel loop becomes a task function over the flattened iteration space and a context
 //! struct holding the buffers and enclosing loop variables its body uses; the kernel hands
-//! both to `rt->parallel_for`. Boundary regions of a parallel loop run serially after it.
+//! both to `rt->parallel_for`. Boundary regions of a parallel loop run after it returns, on the
+//! calling thread (with parallel loops of their own, if they have any).
 
 mod emitter;
 mod expr;

@@ -34,7 +34,9 @@ use thiserror::Error;
 pub enum Action {
     /// Loop over tiles of the given size along each Spec dimension. Tiling a reduction
     /// dimension (a `split`) requires an accumulating Spec. A parallel loop runs its
-    /// iterations on several threads; its bodies are serial.
+    /// iterations on several threads; its main body is serial (a nested parallel loop would
+    /// run serially anyway), while its boundary regions, which run after the iterations on
+    /// the calling thread, may have parallel loops of their own.
     Tile {
         /// Tile size per Spec dimension.
         tile: Shape,

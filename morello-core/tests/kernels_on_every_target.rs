@@ -6,14 +6,15 @@
 //! root Specs on each target, and every Spec the search visited is offered to every kernel.
 //! So a kernel counts as covered on a target only if the search actually reaches a Spec it
 //! implements there. A kernel that no visited Spec on a target reaches must be rejected by
-//! that target for a missing ISA feature (checked on a Spec another target reached).
+//! that target for a missing ISA feature (checked on a Spec another target reached). And no
+//! kernel costs less than the lower bound the search prunes with.
 
 mod common;
 
 use common::{Verified, check_impl};
 use morello_core::kernels::{KernelKind, KernelMismatch};
 use morello_core::schedule::PartialImpl;
-use morello_core::search::{Synthesizer, actions};
+use morello_core::search::{Synthesizer, actions, spec_lower_bound};
 use morello_core::spec::{LogicalSpec, Spec};
 use morello_core::target::{TargetId, X86_AVX512};
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,6 +69,9 @@ fn explore(id: TargetId) -> Explored {
         let spec = Spec::new(logical, target.max_limits());
         for &kernel in KernelKind::ALL {
             if kernel.applies(spec.logical(), target).is_ok() {
+                // The search prunes with lower bounds; one above a kernel's cost loses optima.
+                let (cost, bound) = (kernel.cost(spec.logical(), target), spec_lower_bound(spec.logical(), target));
+                assert!(cost >= bound, "{kernel} costs {cost} on {spec} ({}), below the bound {bound}", target.name);
                 kernels.entry(kernel).or_default().push(spec.clone());
             }
         }
@@ -191,4 +195,30 @@ fn every_rewrite_is_reachable_from_the_search() {
     }
     let missing: Vec<&str> = every.iter().copied().filter(|r| !reached.contains(r)).collect();
     assert!(missing.is_empty(), "rewrites the search never applies: {missing:?}");
+}
+
+#[test]
+fn merging_empty_softmax_chunks_stays_finite() {
+    use morello_core::harness::{CCompiler, cpu_supports, run_kernel};
+    use morello_core::reference::{HostTensor, Value};
+    use morello_core::target::X86_AVX2;
+    if !cpu_supports(&X86_AVX2) {
+        eprintln!("note: this CPU cannot run AVX2 kernels; skipped");
+        return;
+    }
+    // Chunks that saw only −∞ (or nothing) have maximum −∞ and denominator 0; merging them into
+    // an empty running result must leave it empty, not NaN.
+    let text = "SoftmaxDenominatorAndMaxFromPartsAccum(1x16, scan=1, (f32, VRF, row_major, v8), \
+                (f32, VRF, row_major, v8), (f32, RF), (f32, RF))";
+    let spec = Spec::parse_for(text, &X86_AVX2).unwrap();
+    let kernel = KernelKind::VectorSoftmaxDenominatorAndMaxFromParts;
+    let imp = PartialImpl::new(spec.clone(), &X86_AVX2).select(kernel).unwrap().into_impl();
+    let c = morello_core::codegen::emit_c(&imp, "merge", &X86_AVX2).unwrap();
+    let mut args: Vec<HostTensor> = spec.operands().iter().map(|t| HostTensor::random(t, 1)).collect();
+    for (i, value) in [f64::NEG_INFINITY, 0.0, f64::NEG_INFINITY, 0.0].into_iter().enumerate() {
+        args[i].fill(Value::Float(value));
+    }
+    run_kernel(&c, &mut args, &CCompiler::gcc(), &X86_AVX2).unwrap();
+    assert_eq!(args[2].get(&[0, 0]).as_f64(), f64::NEG_INFINITY, "{kernel}: maximum");
+    assert_eq!(args[3].get(&[0, 0]).as_f64(), 0.0, "{kernel}: denominator");
 }

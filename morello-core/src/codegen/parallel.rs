@@ -38,11 +38,15 @@ impl Emitter {
             fields.push(format!("{pointer}{name};"));
             init.push(format!(".{name} = {name}"));
             self.line(&format!("{pointer}restrict {name} = c->{name};"));
+            // Captured for the body's views; a body that ends up not using one must still compile
+            // under -Wunused.
+            self.line(&format!("(void){name};"));
         }
         for v in &vars {
             fields.push(format!("int64_t i{v};"));
             init.push(format!(".i{v} = i{v}"));
             self.line(&format!("const int64_t i{v} = c->i{v};"));
+            self.line(&format!("(void)i{v};"));
         }
         self.line("int64_t rest = index;");
         let mut offsets: Vec<Expr> = vec![Expr::constant(0); trips.len()];

@@ -296,7 +296,16 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: KernelDef = KernelDef 
         out.open("{".to_owned());
         let new = online_maximum(spec, &[0], l, 2, out);
         let es = exps(spec, 0, &new.1, out);
-        let terms: Vec<String> = out.vectors(1).iter().zip(&es).map(|(d, e)| format!("{d} * {e}")).collect();
+        // A part whose maximum is the new one keeps its denominator unscaled, as in the
+        // scalar kernel (this also keeps all-−∞ parts, where `exp(−∞ − −∞)` is NaN, finite).
+        let (fty, ity) = (out.vector_type(Dtype::F32, l), out.vector_type(Dtype::I32, l));
+        let (maxima, denominators) = (out.vectors(0), out.vectors(1));
+        let mut terms = Vec::new();
+        for ((p, d), e) in maxima.iter().zip(&denominators).zip(&es) {
+            let same = out.fresh("same");
+            out.line(format!("const {ity} {same} = {p} == {};", new.1));
+            terms.push(format!("({fty})((({ity})({d} * {e}) & ~{same}) | (({ity}){d} & {same}))"));
+        }
         finish_online(spec, &new, &terms.join(" + "), l, (2, 3), out);
         out.close();
     },

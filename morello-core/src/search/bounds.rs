@@ -1,8 +1,10 @@
 //! Cost lower bounds, for branch-and-bound and for tightening memo horizons.
 //!
 //! Bounds are sound: no implementation, at any memory limits, costs less. They come from the
-//! kernel table's cheapest rates: every kernel costs at least 1, and no kernel does more than
-//! one vector register's worth of elements per unit of cost.
+//! kernel table's cheapest rates: every kernel costs at least 1, no arithmetic kernel does more
+//! than one vector register's worth of elements per unit of cost, and no move kernel more than
+//! that or than `Memcpy`, which pays for the cache lines of both its operands (see
+//! [`memcpy_rate`]).
 
 use crate::cost::{Cost, node_cost};
 use crate::imp::{Impl, ImplNode};
@@ -16,15 +18,15 @@ use crate::target::Target;
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     let widest = |spec: &LogicalSpec| {
         let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
-        target.vector_lanes(bytes).max().unwrap_or(1).max(1)
+        u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1))
     };
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
         Some(Primitive::Matmul { accum } | Primitive::Conv { accum }) => {
-            spec.volume().div_ceil(u64::from(widest(spec))) + u64::from(!accum)
+            spec.volume().div_ceil(widest(spec)) + u64::from(!accum)
         }
-        Some(Primitive::Move) => spec.volume().div_ceil(u64::from(widest(spec))),
+        Some(Primitive::Move) => spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))),
         _ => 1,
     };
     if spec.serial() {
@@ -34,6 +36,17 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // work is split among at most `processors` threads, and that loop's setup is paid.
     let p = &target.parallel;
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
+}
+
+/// The most elements per unit of cost that `Memcpy` copies: it costs at least the lines of its
+/// source and its destination at the cheapest addressed level's weight.
+fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
+    let bytes = u64::from(spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1));
+    let weight = [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0);
+    if weight == 0 {
+        return u64::MAX;
+    }
+    (u64::from(target.line_bytes) / (2 * weight * bytes)).max(1)
 }
 
 /// A lower bound on the main cost of any implementation that starts with `node`, given lower
