@@ -96,8 +96,9 @@ pub fn impl_cost(imp: &Impl, target: &Target) -> Option<Cost> {
 /// `children`: the temporaries of each level are allocated together.
 fn temps_peak(temps: &[crate::tensor::TensorSpec], children: MemoryUsage, target: &Target) -> MemoryUsage {
     let mut peak = children;
+    let per_level = crate::tensor::consumption_by_level(temps, target);
     for level in Level::ALL {
-        let own: u64 = temps.iter().filter(|t| t.level() == level).map(|t| t.consumption(target)).sum();
+        let own = per_level[level.index()];
         if own > 0 {
             peak = peak.plus_allocation(level, own, target);
         }

@@ -459,11 +459,7 @@ fn include_child_horizon(horizon: &mut MemoryLimits, parent: &Impl, child_horizo
     let mut own = [0u64; crate::level::LEVEL_COUNT];
     match &parent.node {
         ImplNode::Alloc(a) => own[a.tensor.level().index()] = a.tensor.consumption(target),
-        ImplNode::Block(b) => {
-            for t in &b.temps {
-                own[t.level().index()] += t.consumption(target);
-            }
-        }
+        ImplNode::Block(b) => own = crate::tensor::consumption_by_level(&b.temps, target),
         _ => {}
     }
     for level in Level::ALL {

@@ -2,7 +2,7 @@
 
 use crate::dtype::Dtype;
 use crate::layout::{Layout, LayoutError};
-use crate::level::Level;
+use crate::level::{LEVEL_COUNT, Level};
 use crate::shape::{Shape, volume};
 use crate::target::Target;
 use crate::view::ViewMap;
@@ -240,6 +240,17 @@ impl fmt::Display for TensorSpec {
         }
         f.write_str(")")
     }
+}
+
+/// The bytes `tensors` consume at each level (indexed by [`Level::index`]) when allocated
+/// together, as a pipeline's temporaries are. Memory limits, peaks and memo horizons all count
+/// temporaries through this one function, so they agree.
+pub fn consumption_by_level(tensors: &[TensorSpec], target: &Target) -> [u64; LEVEL_COUNT] {
+    let mut bytes = [0; LEVEL_COUNT];
+    for t in tensors {
+        bytes[t.level().index()] += t.consumption(target);
+    }
+    bytes
 }
 
 #[cfg(test)]

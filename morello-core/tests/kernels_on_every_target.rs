@@ -199,26 +199,37 @@ fn every_rewrite_is_reachable_from_the_search() {
 
 #[test]
 fn merging_empty_softmax_chunks_stays_finite() {
-    use morello_core::harness::{CCompiler, cpu_supports, run_kernel};
-    use morello_core::reference::{HostTensor, Value};
+    use morello_core::harness::{cpu_supports, run_kernel};
+    use morello_core::reference::{HostTensor, Value, compare, evaluate};
     use morello_core::target::X86_AVX2;
     if !cpu_supports(&X86_AVX2) {
         eprintln!("note: this CPU cannot run AVX2 kernels; skipped");
         return;
     }
-    // Chunks that saw only −∞ (or nothing) have maximum −∞ and denominator 0; merging them into
-    // an empty running result must leave it empty, not NaN.
+    // Chunks that saw only −∞ (or nothing) have maximum −∞ and denominator 0. Merged into an
+    // empty running result they must leave it empty, not NaN; merged into a running (1, 2)
+    // they must leave it unchanged.
     let text = "SoftmaxDenominatorAndMaxFromPartsAccum(1x16, scan=1, (f32, VRF, row_major, v8), \
                 (f32, VRF, row_major, v8), (f32, RF), (f32, RF))";
     let spec = Spec::parse_for(text, &X86_AVX2).unwrap();
     let kernel = KernelKind::VectorSoftmaxDenominatorAndMaxFromParts;
     let imp = PartialImpl::new(spec.clone(), &X86_AVX2).select(kernel).unwrap().into_impl();
     let c = morello_core::codegen::emit_c(&imp, "merge", &X86_AVX2).unwrap();
-    let mut args: Vec<HostTensor> = spec.operands().iter().map(|t| HostTensor::random(t, 1)).collect();
-    for (i, value) in [f64::NEG_INFINITY, 0.0, f64::NEG_INFINITY, 0.0].into_iter().enumerate() {
-        args[i].fill(Value::Float(value));
+    for (running_max, running_denom) in [(f64::NEG_INFINITY, 0.0), (1.0, 2.0)] {
+        let mut inputs: Vec<HostTensor> = spec.operands().iter().map(|t| HostTensor::random(t, 1)).collect();
+        for (i, value) in [f64::NEG_INFINITY, 0.0, running_max, running_denom].into_iter().enumerate() {
+            inputs[i].fill(Value::Float(value));
+        }
+        let mut expected = inputs.clone();
+        let tolerances = evaluate(spec.logical(), &mut expected);
+        assert_eq!(expected[2].get(&[0, 0]).as_f64(), running_max, "the reference keeps the maximum");
+        assert_eq!(expected[3].get(&[0, 0]).as_f64(), running_denom, "the reference keeps the denominator");
+        for cc in common::compilers() {
+            let mut actual = inputs.clone();
+            run_kernel(&c, &mut actual, &cc, &X86_AVX2).unwrap();
+            assert_eq!(actual[2].get(&[0, 0]).as_f64(), running_max, "{kernel} ({}): maximum", cc.program);
+            assert_eq!(actual[3].get(&[0, 0]).as_f64(), running_denom, "{kernel} ({}): denominator", cc.program);
+            compare(spec.logical(), &expected, &actual, &tolerances).unwrap_or_else(|m| panic!("{}: {m}", cc.program));
+        }
     }
-    run_kernel(&c, &mut args, &CCompiler::gcc(), &X86_AVX2).unwrap();
-    assert_eq!(args[2].get(&[0, 0]).as_f64(), f64::NEG_INFINITY, "{kernel}: maximum");
-    assert_eq!(args[3].get(&[0, 0]).as_f64(), 0.0, "{kernel}: denominator");
 }

@@ -54,10 +54,12 @@ fn parallel_tiles_over_several_output_dimensions() {
     let kernel = emit_c(&imp, "k", TargetId::X86Avx512.target()).unwrap();
     assert!(kernel.parallel && kernel.source.contains("parallel_for"), "the loop is outlined for the runtime");
     // Boundary tiles (4 does not divide 6) run in parallel too.
-    check_everywhere(
+    let imp = check_everywhere(
         "Matmul(1x6x2x8, (f32, GL), (f32, GL), (f32, GL))",
         "tile([1, 4, 2, 8], parallel); synthesize_all;",
     );
+    let ImplNode::Loop(l) = &imp.node else { panic!("a loop at the root") };
+    assert!(l.parallel && !l.boundaries.is_empty(), "a parallel loop with a boundary region");
 }
 
 #[test]
@@ -195,5 +197,8 @@ fn inapplicable_rewrites_give_typed_reasons() {
     // A portable target has no vector registers to put a temporary in.
     let portable = TargetId::Portable.target();
     let spec = Spec::parse_for("DivideVecScalar(4x16, scan=1, (f32, GL), (f32, GL))", portable).unwrap();
-    assert!(run_schedule(spec, "broadcast_first(VRF, row_major, v4); synthesize_all;", portable).is_err());
+    assert!(matches!(
+        run_schedule(spec, "broadcast_first(VRF, row_major, v4); synthesize_all;", portable),
+        Err(ScheduleError::Rewrite(RewriteError::TempInvalid { .. }))
+    ));
 }

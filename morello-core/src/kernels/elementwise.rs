@@ -142,7 +142,7 @@ pub static VECTOR_MAX: KernelDef = KernelDef {
 };
 
 /// Element-wise maximum of `regs` (one vector, in a fresh local if there are several).
-fn fold_max(regs: &[String], dtype: Dtype, l: u32, out: &mut dyn KernelEmitter) -> String {
+pub(super) fn fold_max(regs: &[String], dtype: Dtype, l: u32, out: &mut dyn KernelEmitter) -> String {
     if regs.len() == 1 {
         return regs[0].clone();
     }

@@ -28,10 +28,10 @@ pub static MULT_ADD: KernelDef = KernelDef {
     levels: &[SCALAR, SCALAR, SCALAR],
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| {
-        let dtypes: Vec<Dtype> = spec.operands().iter().map(|t| t.dtype()).collect();
-        let base = if dtypes.contains(&Dtype::Bf16) {
+        let mut dtypes = spec.operands().iter().map(|t| t.dtype());
+        let base = if dtypes.clone().any(|d| d == Dtype::Bf16) {
             6
-        } else if dtypes.iter().all(|d| d.is_float()) {
+        } else if dtypes.all(|d| d.is_float()) {
             1
         } else {
             2

@@ -13,7 +13,8 @@
 //! error, and an empty running sum at −∞ stays 0).
 
 use super::check::Checker;
-use super::emit::{KernelEmitter, read_float, write_float};
+use super::elementwise::fold_max;
+use super::emit::{KernelEmitter, lanes, read_float, write_float};
 use super::helpers::Helper;
 use super::{KernelDef, KernelMismatch, SCALAR, VECTOR, operand_moves};
 use crate::dtype::Dtype;
@@ -56,7 +57,7 @@ fn rescale(d: &str, from: &str, to: &str, out: &mut dyn KernelEmitter) -> String
 
 /// The vector `exp` of `x − m` for each register of operand `i`.
 fn exps(spec: &LogicalSpec, i: usize, m: &str, out: &mut dyn KernelEmitter) -> Vec<String> {
-    let l = spec.operands()[i].vector_size().expect("VRF operand");
+    let l = lanes(spec, i);
     let (exp, ty) = (out.helper(Helper::VectorExp(l)), out.vector_type(Dtype::F32, l));
     out.vectors(i)
         .iter()
@@ -146,7 +147,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR: KernelDef = KernelDef {
     cost: |spec, target| (VECTOR_EXP + 1) * vector_count(spec, 0) + 6 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 2,
     emit: |spec, out| {
-        let l = spec.operands()[0].vector_size().expect("VRF operand");
+        let l = lanes(spec, 0);
         let m = out.scalar(1);
         let mv = out.fresh("m");
         out.open("{".to_owned());
@@ -200,9 +201,9 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX: KernelDef = KernelDef {
     cost: |spec, target| (VECTOR_EXP + 2) * vector_count(spec, 0) + 2 * SCALAR_EXP + 10 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 3,
     emit: |spec, out| {
-        let l = spec.operands()[0].vector_size().expect("VRF operand");
+        let l = lanes(spec, 0);
         out.open("{".to_owned());
-        let new = online_maximum(spec, &[0], l, 1, out);
+        let new = online_maximum(spec, l, 1, out);
         let es = exps(spec, 0, &new.1, out);
         finish_online(spec, &new, &es.join(" + "), l, (1, 2), out);
         out.close();
@@ -210,29 +211,13 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX: KernelDef = KernelDef {
 };
 
 /// Declares the old maximum (operand `max_operand`) and the new one, the larger of it and the
-/// lanes of the registers of `operands`; returns (old, new) local names.
-fn online_maximum(
-    spec: &LogicalSpec,
-    operands: &[usize],
-    l: u32,
-    max_operand: usize,
-    out: &mut dyn KernelEmitter,
-) -> (String, String) {
+/// lanes of operand 0's registers; returns (old, new) local names.
+fn online_maximum(spec: &LogicalSpec, l: u32, max_operand: usize, out: &mut dyn KernelEmitter) -> (String, String) {
     let (hmax, max) = (out.helper(Helper::HorizontalMax(Dtype::F32, l)), out.helper(Helper::Max(Dtype::F32)));
-    let ty = out.vector_type(Dtype::F32, l);
-    let regs: Vec<String> = operands.iter().flat_map(|&i| out.vectors(i)).collect();
-    let acc = out.fresh("mv");
-    out.line(format!("{ty} {acc} = {};", regs[0]));
-    if regs.len() > 1 {
-        // Requested only when used: an unused static helper is a warning (an error here).
-        let vmax = out.helper(Helper::VectorMax(Dtype::F32, l));
-        for r in &regs[1..] {
-            out.line(format!("{acc} = {vmax}({r}, {acc});"));
-        }
-    }
+    let folded = fold_max(&out.vectors(0), Dtype::F32, l, out);
     let m0 = read_float(spec, max_operand, out);
     let (old, new) = (out.fresh("m"), out.fresh("m"));
-    out.line(format!("const float {old} = {m0}, {new} = {max}({hmax}({acc}), {old});"));
+    out.line(format!("const float {old} = {m0}, {new} = {max}({hmax}({folded}), {old});"));
     (old, new)
 }
 
@@ -292,9 +277,9 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: KernelDef = KernelDef 
     cost: |spec, target| (VECTOR_EXP + 3) * vector_count(spec, 0) + 2 * SCALAR_EXP + 10 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 3,
     emit: |spec, out| {
-        let l = spec.operands()[0].vector_size().expect("VRF operand");
+        let l = lanes(spec, 0);
         out.open("{".to_owned());
-        let new = online_maximum(spec, &[0], l, 2, out);
+        let new = online_maximum(spec, l, 2, out);
         let es = exps(spec, 0, &new.1, out);
         // A part whose maximum is the new one keeps its denominator unscaled, as in the
         // scalar kernel (this also keeps all-−∞ parts, where `exp(−∞ − −∞)` is NaN, finite).
@@ -349,7 +334,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX: KernelDef = KernelD
     cost: |spec, target| (VECTOR_EXP + 2) * vector_count(spec, 0) + 6 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 2,
     emit: |spec, out| {
-        let l = spec.operands()[0].vector_size().expect("VRF operand");
+        let l = lanes(spec, 0);
         let m = out.scalar(1);
         let mv = out.fresh("m");
         out.open("{".to_owned());

@@ -229,86 +229,57 @@ static SOFTMAX: PrimitiveDef = PrimitiveDef {
     semantics: semantics::softmax,
 };
 
-static SOFTMAX_COMPLETE: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("input", DimRule::Same, IN),
-        operand("max", DimRule::Reduced, IN),
-        operand("denom", DimRule::Reduced, IN),
-        operand("out", DimRule::Same, OUT),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+/// A part of the softmax decompositions: any rank, a `scan` dimension that may be tiled (the
+/// parts reduce or broadcast along it), the shared softmax semantics.
+const fn softmax_part(operands: &'static [OperandDef]) -> PrimitiveDef {
+    PrimitiveDef {
+        rank: None,
+        dim_names: &[],
+        param: Some("scan"),
+        operands,
+        untileable_param: false,
+        semantics: semantics::softmax,
+    }
+}
 
-static SOFTMAX_DENOMINATOR: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("input", DimRule::Same, IN),
-        operand("max", DimRule::Reduced, IN),
-        operand("denom", DimRule::Reduced, ACCUM_ZERO),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+static SOFTMAX_COMPLETE: PrimitiveDef = softmax_part(&[
+    operand("input", DimRule::Same, IN),
+    operand("max", DimRule::Reduced, IN),
+    operand("denom", DimRule::Reduced, IN),
+    operand("out", DimRule::Same, OUT),
+]);
 
-static SOFTMAX_DENOMINATOR_AND_MAX: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("input", DimRule::Same, IN),
-        operand("max", DimRule::Reduced, ACCUM_LOWEST),
-        operand("denom", DimRule::Reduced, ACCUM_ZERO),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+static SOFTMAX_DENOMINATOR: PrimitiveDef = softmax_part(&[
+    operand("input", DimRule::Same, IN),
+    operand("max", DimRule::Reduced, IN),
+    operand("denom", DimRule::Reduced, ACCUM_ZERO),
+]);
 
-static SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("part_max", DimRule::Same, IN),
-        operand("part_denom", DimRule::Same, IN),
-        operand("max", DimRule::Reduced, ACCUM_LOWEST),
-        operand("denom", DimRule::Reduced, ACCUM_ZERO),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+static SOFTMAX_DENOMINATOR_AND_MAX: PrimitiveDef = softmax_part(&[
+    operand("input", DimRule::Same, IN),
+    operand("max", DimRule::Reduced, ACCUM_LOWEST),
+    operand("denom", DimRule::Reduced, ACCUM_ZERO),
+]);
 
-static SOFTMAX_DENOMINATOR_AND_UNSCALED: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("input", DimRule::Same, IN),
-        operand("denom", DimRule::Reduced, OUT),
-        operand("unscaled", DimRule::Same, OUT),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+static SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: PrimitiveDef = softmax_part(&[
+    operand("part_max", DimRule::Same, IN),
+    operand("part_denom", DimRule::Same, IN),
+    operand("max", DimRule::Reduced, ACCUM_LOWEST),
+    operand("denom", DimRule::Reduced, ACCUM_ZERO),
+]);
 
-static SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX: PrimitiveDef = PrimitiveDef {
-    rank: None,
-    dim_names: &[],
-    param: Some("scan"),
-    operands: &[
-        operand("input", DimRule::Same, IN),
-        operand("max", DimRule::Reduced, IN),
-        operand("denom", DimRule::Reduced, ACCUM_ZERO),
-        operand("unscaled", DimRule::Same, OUT),
-    ],
-    untileable_param: false,
-    semantics: semantics::softmax,
-};
+static SOFTMAX_DENOMINATOR_AND_UNSCALED: PrimitiveDef = softmax_part(&[
+    operand("input", DimRule::Same, IN),
+    operand("denom", DimRule::Reduced, OUT),
+    operand("unscaled", DimRule::Same, OUT),
+]);
+
+static SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX: PrimitiveDef = softmax_part(&[
+    operand("input", DimRule::Same, IN),
+    operand("max", DimRule::Reduced, IN),
+    operand("denom", DimRule::Reduced, ACCUM_ZERO),
+    operand("unscaled", DimRule::Same, OUT),
+]);
 
 /// The table entry of `p`'s family.
 pub(super) fn def(p: Primitive) -> &'static PrimitiveDef {

@@ -34,7 +34,7 @@ pub(super) fn apply(spec: &Spec, index: usize, dest: &TempDest, target: &Target)
         let part: Vec<Component> = components[range].to_vec();
         let mut operands = Operands::new();
         let mut bindings: SmallVec<[Binding; 4]> = SmallVec::new();
-        let local = if part.len() == 1 { single_bindings(&part[0]) } else { parameter_bindings(&part) };
+        let local = parameter_bindings(&part);
         for (k, &(c, o)) in local.iter().enumerate() {
             let global = (c + offset, o);
             let is_output = k + 1 == local.len();
@@ -57,9 +57,4 @@ pub(super) fn apply(spec: &Spec, index: usize, dest: &TempDest, target: &Target)
         stages.push((logical, bindings));
     }
     block(spec, vec![temp], stages, None, target)
-}
-
-/// The (component, operand) pairs of a single primitive, in parameter order.
-fn single_bindings(component: &Component) -> Vec<(usize, usize)> {
-    (0..component.primitive.operand_count()).map(|o| (0, o)).collect()
 }

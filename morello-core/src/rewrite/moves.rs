@@ -27,7 +27,8 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
         return Err(RewriteError::OperandOutOfRange { what: super::spec_name(spec), index: operand, count });
     }
     let (level, layout, vector_size, dtype) = (*to.level, to.layout, to.vector_size, to.dtype);
-    let name = operand_name(spec, operand);
+    // Only errors name the operand: build the name there, not on every (search) application.
+    let name = || operand_name(spec, operand);
     let src = spec.operand(operand);
     let allowed = src.level().move_destinations();
     if !allowed.contains(&level) {
@@ -36,21 +37,21 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
         } else {
             allowed.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
         };
-        return Err(RewriteError::MoveDestination { operand: name.clone(), from: src.level(), to: level, allowed });
+        return Err(RewriteError::MoveDestination { operand: name(), from: src.level(), to: level, allowed });
     }
     let direction = spec.logical().direction(operand);
     if dtype != src.dtype() {
         if !is_upcast(src.dtype(), dtype) {
-            return Err(RewriteError::NotUpcast { operand: name, from: src.dtype(), to: dtype });
+            return Err(RewriteError::NotUpcast { operand: name(), from: src.dtype(), to: dtype });
         }
         if direction.writes() {
-            return Err(RewriteError::UpcastWritten { operand: name });
+            return Err(RewriteError::UpcastWritten { operand: name() });
         }
     }
     let same_dims = !level.has_layout() && !src.level().has_layout() || layout.dims() == src.layout().dims();
     let same_dtype = dtype == src.dtype();
     if level == src.level() && same_dims && vector_size == src.vector_size() && same_dtype {
-        return Err(RewriteError::SelfMove { operand: name.clone(), level });
+        return Err(RewriteError::SelfMove { operand: name(), level });
     }
     let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none() && same_dtype;
     let dst = if cache_miss {
@@ -58,7 +59,7 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
     } else {
         src.moved(dtype, level, layout.with_contig(u8::MAX), vector_size, target)
     }
-    .map_err(|source| RewriteError::MoveInvalid { operand: name.clone(), source })?;
+    .map_err(|source| RewriteError::MoveInvalid { operand: name(), source })?;
     let body_logical = spec.logical().with_operand(operand, dst.clone());
     if !same_dtype {
         body_logical.check_dtypes().map_err(RewriteError::Dtypes)?;

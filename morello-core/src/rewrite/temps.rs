@@ -8,7 +8,7 @@ use crate::limits::MemoryLimits;
 use crate::shape::DisplayShape;
 use crate::spec::{LayoutDecl, LogicalSpec, Spec};
 use crate::target::Target;
-use crate::tensor::TensorSpec;
+use crate::tensor::{TensorSpec, consumption_by_level};
 use smallvec::SmallVec;
 use std::fmt;
 
@@ -63,8 +63,9 @@ impl fmt::Display for TempDest {
 /// level are allocated together (so the search can invert the tightening exactly).
 pub(super) fn limits_after(spec: &Spec, temps: &[TensorSpec], target: &Target) -> Result<MemoryLimits, RewriteError> {
     let mut limits = *spec.limits();
+    let per_level = consumption_by_level(temps, target);
     for level in Level::ALL {
-        let needed: u64 = temps.iter().filter(|t| t.level() == level).map(|t| t.consumption(target)).sum();
+        let needed = per_level[level.index()];
         if needed > 0 {
             limits = limits.allocate(level, needed, target).ok_or(RewriteError::OutOfMemory {
                 level,

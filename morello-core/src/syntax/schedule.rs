@@ -186,6 +186,11 @@ const STEP_NAMES: [&str; 15] = [
     "synthesize_all",
 ];
 
+/// The `,` between a step's first argument and its destination.
+fn comma_before_destination(input: ParseStream) -> syn::Result<()> {
+    input.parse::<Token![,]>().map(drop).map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))
+}
+
 /// Parses schedule steps until the end of `input`.
 pub fn parse_schedule(input: ParseStream) -> syn::Result<Schedule> {
     let mut steps = Vec::new();
@@ -263,27 +268,21 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
         .parse2(args),
         "move_param" => (|input: ParseStream| {
             let (operand, span) = parse_number(input, "an operand index")?;
-            input
-                .parse::<Token![,]>()
-                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            comma_before_destination(input)?;
             let dest = parse_destination(input, true)?;
             Ok(StepKind::MoveParam { operand: (operand as usize, span), dest })
         })
         .parse2(args),
         "bufferize" => (|input: ParseStream| {
             let (index, span) = parse_number(input, "a Compose stage index")?;
-            input
-                .parse::<Token![,]>()
-                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            comma_before_destination(input)?;
             let dest = parse_destination(input, false)?;
             Ok(StepKind::Bufferize { index: (index as usize, span), dest })
         })
         .parse2(args),
         "parallel_split" => (|input: ParseStream| {
             let chunk = parse_u32(input, "the chunk size")?;
-            input
-                .parse::<Token![,]>()
-                .map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))?;
+            comma_before_destination(input)?;
             let partials = parse_destination(input, false)?;
             Ok(StepKind::ParallelSplit { chunk, partials })
         })

@@ -2,8 +2,10 @@
 
 use morello::KernelError;
 use morello::bf16;
+use morello_core::harness::cpu_supports;
 use morello_core::reference::{Element, HostTensor, compare, evaluate};
 use morello_core::spec::Spec;
+use morello_core::target::X86_AVX512;
 use morello_e2e::{kernels, scheduled, targets};
 
 /// Random inputs for `spec_text`'s operands (outputs filled with a sentinel), the reference
@@ -128,27 +130,19 @@ fn the_panicking_wrapper_names_the_operand() {
 /// Runs an AVX-512 kernel; returns false (after checking the error is honest) on a CPU
 /// without AVX-512, where the wrapper must refuse to run it.
 fn ran_on_avx512(result: Result<(), KernelError>) -> bool {
+    let supported = cpu_supports(&X86_AVX512);
     match result {
-        Ok(()) => true,
+        Ok(()) => {
+            assert!(supported, "ran although this CPU lacks AVX-512 features");
+            true
+        }
         Err(KernelError::UnsupportedCpu { missing, .. }) => {
-            assert!(!cpu_has_avx512(), "refused although the CPU has {missing:?}");
+            assert!(!supported, "refused although the CPU has {missing:?}");
             eprintln!("note: this CPU lacks {missing:?}; the AVX-512 kernel was only compiled");
             false
         }
         Err(e) => panic!("{e}"),
     }
-}
-
-fn cpu_has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("avx512bf16")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 #[test]
