@@ -24,6 +24,17 @@
 //! opt-level = 3
 //! ```
 //!
+//! Synthesis results persist in a database (paper §4.1), one file per target, so a kernel is
+//! searched for once and later builds only read it back:
+//!
+//! * by default the database lives in `morello/` under Cargo's target directory, shared by
+//!   every crate of the workspace (concurrent build scripts lock it only while saving);
+//! * `MORELLO_DB_DIR=<dir>` points elsewhere: a team's shared database, or one committed to
+//!   the repository;
+//! * `MORELLO_OFFLINE=1` never synthesizes: every kernel must come from the database, or the
+//!   build fails saying which Spec is missing and how to add it. With a committed database
+//!   this works like sqlx's offline query data.
+//!
 //! Environment: `MORELLO_VERBOSE=1` prints per-kernel synthesis statistics to the build
 //! script's output (shown by `cargo build -vv`); `CC` and `CFLAGS` are honored as by [`cc`].
 //! The generated C stays in `OUT_DIR/morello/` for inspection.
@@ -32,6 +43,8 @@
 // The crate example is a whole `build.rs`, so its `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 
+mod database;
+pub mod precompute;
 mod report;
 mod scan;
 
@@ -77,6 +90,8 @@ pub struct BuildOutput {
     pub c_files: Vec<PathBuf>,
     /// Time spent synthesizing.
     pub synthesis_time: Duration,
+    /// Specs searched (not answered by the database); 0 when every kernel came from it.
+    pub specs_searched: u64,
 }
 
 impl Build {
@@ -113,7 +128,11 @@ impl Build {
         let package = env("CARGO_PKG_NAME")?;
         let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
         println!("cargo::rerun-if-env-changed=MORELLO_VERBOSE");
+        println!("cargo::rerun-if-env-changed={}", database::DB_DIR_ENV);
+        println!("cargo::rerun-if-env-changed={}", database::OFFLINE_ENV);
         let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
+        let offline = database::offline();
+        let db_dir = database::directory(&out_dir);
 
         let mut report = String::new();
         let mut kernels: Vec<KernelDecl> = Vec::new();
@@ -183,10 +202,20 @@ impl Build {
         std::fs::create_dir_all(&c_dir)
             .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
         let mut synths: BTreeMap<&'static str, Synthesizer> = BTreeMap::new();
-        let mut output = BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO };
+        let mut output =
+            BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO, specs_searched: 0 };
         let mut per_target: BTreeMap<&'static str, (&'static Target, Vec<PathBuf>)> = BTreeMap::new();
         for decl in &kernels {
-            let synth = synths.entry(decl.target.name).or_insert_with(|| Synthesizer::new(decl.target));
+            let synth = synths.entry(decl.target.name).or_insert_with(|| {
+                let path = database::path(&db_dir, decl.target);
+                if offline {
+                    // A committed database is an input of the build.
+                    println!("cargo::rerun-if-changed={}", path.display());
+                }
+                let mut synth = Synthesizer::with_database(database::open(&path, decl.target));
+                synth.set_offline(offline);
+                synth
+            });
             let start = Instant::now();
             let imp = match decl.implement(synth) {
                 Ok(imp) => imp,
@@ -194,6 +223,14 @@ impl Build {
                     let file = &origin[&decl.plain_name().to_uppercase()];
                     let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
                     report += &report::render(file, &source, &e);
+                    if offline {
+                        report += &format!(
+                            "help: {} is set, so morello only reads {}; build once without it (or run \
+                             `morello-db precompute`) to add the missing implementations\n",
+                            database::OFFLINE_ENV,
+                            database::path(&db_dir, decl.target).display()
+                        );
+                    }
                     continue;
                 }
             };
@@ -218,12 +255,28 @@ impl Build {
         if !report.is_empty() {
             return Err(BuildError { report });
         }
+        for (name, synth) in synths {
+            let solved = synth.stats().specs_solved;
+            if solved > 0 {
+                output.specs_searched += solved;
+                let target = synth.target();
+                let mut db = synth.into_database();
+                database::save(&mut db, &database::path(&db_dir, target)).map_err(|report| BuildError { report })?;
+                if verbose {
+                    eprintln!("morello: saved {solved} newly searched Specs for {name}");
+                }
+            }
+        }
         if output.synthesis_time > SLOW_SYNTHESIS {
             println!(
-                "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?}. Check that the workspace's root \
-                 Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same for release).",
+                "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?} ({} Specs searched); the \
+                 results are saved in {} for later builds. If every build is this slow, check that the \
+                 workspace's root Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same \
+                 for release).",
                 kernels.len(),
-                output.synthesis_time
+                output.synthesis_time,
+                output.specs_searched,
+                db_dir.display()
             );
         }
         // One library per target: each is compiled with its own ISA flags only.

@@ -13,6 +13,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 fn build_helper_reports_and_builds() {
     let root = std::env::temp_dir().join(format!("morello-build-test-{}", std::process::id()));
     let out = root.join("out");
+    let db_dir = root.join("db");
     std::fs::create_dir_all(&out).unwrap();
     // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
     unsafe {
@@ -25,6 +26,7 @@ fn build_helper_reports_and_builds() {
             ("HOST", "x86_64-unknown-linux-gnu"),
             ("OPT_LEVEL", "0"),
             ("DEBUG", "false"),
+            ("MORELLO_DB_DIR", db_dir.to_str().unwrap()),
         ] {
             std::env::set_var(k, v);
         }
@@ -74,6 +76,29 @@ fn build_helper_reports_and_builds() {
     // One library per target, each compiled with its own flags.
     assert!(out.join("libgood_avx2.a").exists());
     assert!(out.join("libgood_portable.a").exists());
+
+    // The database: the first build searched and saved; a rebuild (even offline) only reads.
+    let db_file = db_dir.join("x86-avx2.morellodb");
+    assert!(built.specs_searched > 0 && db_file.exists(), "{db_file:?}");
+    let again = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
+    assert_eq!(again.specs_searched, 0, "a warm build searched");
+    // SAFETY: as above.
+    unsafe { std::env::set_var("MORELLO_OFFLINE", "1") };
+    let offline = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
+    assert_eq!(offline.specs_searched, 0);
+    assert_eq!(std::fs::read_to_string(&offline.c_files[0]).unwrap(), source, "offline C differs");
+    write(&root, "new.rs", "morello::kernel! {\n    pub fn fresh(FillZero(8x8, (u32, GL)));\n}\n");
+    let err = morello_build::Build::new().file("src/new.rs").try_compile("t").unwrap_err().to_string();
+    assert!(err.contains("src/new.rs:2:18: the database has no implementation of"), "{err}");
+    assert!(err.contains("MORELLO_OFFLINE is set") && err.contains("x86-avx2.morellodb"), "{err}");
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("MORELLO_OFFLINE") };
+    // A damaged database is ignored (with a warning) and replaced.
+    std::fs::write(&db_file, b"MORELLO\x01 not really").unwrap();
+    let rebuilt = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
+    assert!(rebuilt.specs_searched > 0);
+    let (_, report) = morello_core::db::file::load(&db_file, &morello_core::target::X86_AVX2);
+    assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
 
     write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
     let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 pub mod codegen;
 pub mod cost;
+pub mod db;
 pub mod dtype;
 mod fxhash;
 pub mod harness;

@@ -31,6 +31,7 @@ pub use enumerate::actions;
 pub use memo::{Decision, Entry, Memo};
 
 use crate::cost::{Cost, node_cost};
+use crate::db::Database;
 use crate::fxhash::FxHashMap;
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
@@ -50,6 +51,18 @@ pub enum SynthesisError {
         /// The Spec, formatted.
         spec: String,
     },
+    /// The deadline set with [`Synthesizer::set_deadline`] passed before the search finished.
+    #[error("synthesis of {spec} did not finish before its deadline")]
+    DeadlinePassed {
+        /// The Spec, formatted.
+        spec: String,
+    },
+    /// Offline mode: the database has no answer for a Spec the implementation needs.
+    #[error("the database has no implementation of {spec}, and synthesis is off (offline mode)")]
+    NotInDatabase {
+        /// The Spec, formatted.
+        spec: String,
+    },
 }
 
 /// Counters describing a synthesizer's work so far.
@@ -63,6 +76,8 @@ pub struct SynthesisStats {
     pub actions_tried: u64,
     /// Rewrites skipped because their lower bound exceeded the budget or the best found.
     pub pruned: u64,
+    /// Specs answered by the database.
+    pub db_hits: u64,
     /// Time spent solving.
     pub elapsed: Duration,
 }
@@ -71,6 +86,10 @@ pub struct SynthesisStats {
 pub struct Synthesizer {
     target: &'static Target,
     memo: Memo,
+    db: Option<Database>,
+    offline: bool,
+    deadline: Option<Instant>,
+    timed_out: bool,
     probes: FxHashMap<LogicalSpec, Probe>,
     stats: SynthesisStats,
 }
@@ -105,7 +124,56 @@ enum Evaluation {
 impl Synthesizer {
     /// A synthesizer with an empty memo table.
     pub fn new(target: &'static Target) -> Self {
-        Synthesizer { target, memo: Memo::default(), probes: FxHashMap::default(), stats: SynthesisStats::default() }
+        Synthesizer {
+            target,
+            memo: Memo::default(),
+            db: None,
+            offline: false,
+            deadline: None,
+            timed_out: false,
+            probes: FxHashMap::default(),
+            stats: SynthesisStats::default(),
+        }
+    }
+
+    /// A synthesizer that consults `db` before searching. [`Synthesizer::into_database`]
+    /// returns it with everything solved since added.
+    pub fn with_database(db: Database) -> Self {
+        let mut s = Synthesizer::new(db.target());
+        s.db = Some(db);
+        s
+    }
+
+    /// In offline mode the synthesizer never searches: [`Synthesizer::synthesize`] rebuilds
+    /// implementations from the database alone and fails with
+    /// [`SynthesisError::NotInDatabase`] where it has no answer.
+    pub fn set_offline(&mut self, offline: bool) {
+        self.offline = offline;
+    }
+
+    /// Stops searching at `deadline`: what was solved before stays in the memo table (every
+    /// entry is exact), and nothing found afterwards is recorded. Afterwards
+    /// [`Synthesizer::timed_out`] is true and synthesis fails with
+    /// [`SynthesisError::DeadlinePassed`].
+    pub fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = Some(deadline);
+    }
+
+    /// Whether the deadline passed during a search.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// The database with every result of this synthesizer added (a new one if it had none).
+    pub fn into_database(mut self) -> Database {
+        let mut db = self.db.take().unwrap_or_else(|| Database::new(self.target));
+        let max = self.target.max_limits();
+        for (logical, entries) in self.memo.iter() {
+            for e in entries {
+                db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
+            }
+        }
+        db
     }
 
     /// The target.
@@ -127,7 +195,13 @@ impl Synthesizer {
     /// treated as the capacity.
     pub fn synthesize(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
         let clamped = spec.with_limits(spec.limits().clamped_to(self.target));
+        if self.offline {
+            let mut imp = self.stored_implementation(&clamped)?;
+            imp.spec = spec.clone();
+            return Ok(imp);
+        }
         match self.optimal_cost(&clamped) {
+            _ if self.timed_out => Err(SynthesisError::DeadlinePassed { spec: spec.to_string() }),
             Some(_) => {
                 let mut imp = self.with_deep_stack(|s| s.reconstruct(&clamped));
                 imp.spec = spec.clone();
@@ -137,13 +211,17 @@ impl Synthesizer {
         }
     }
 
-    /// The optimal cost of `spec`, or `None` if it is unsatisfiable. Limits above the
-    /// target's capacity are treated as the capacity.
+    /// The optimal cost of `spec`, or `None` if it is unsatisfiable (or the deadline passed:
+    /// see [`Synthesizer::timed_out`]). Limits above the target's capacity are treated as the
+    /// capacity.
     pub fn optimal_cost(&mut self, spec: &Spec) -> Option<Cost> {
         let spec = &spec.with_limits(spec.limits().clamped_to(self.target));
         let start = Instant::now();
         let outcome = self.with_deep_stack(|s| s.solve(spec, u64::MAX));
         self.stats.elapsed += start.elapsed();
+        if self.timed_out {
+            return None;
+        }
         match outcome {
             Outcome::Solved(cost, _) => cost,
             Outcome::Exceeds(_) => unreachable!("nothing exceeds an unlimited budget"),
@@ -174,6 +252,15 @@ impl Synthesizer {
                 decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
             };
         }
+        if let Some(entry) = self.database_answer(spec) {
+            self.stats.db_hits += 1;
+            let outcome = match &entry.decision {
+                Some(d) if d.cost.main > budget => Outcome::Exceeds(d.cost.main),
+                decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
+            };
+            self.memo.insert(spec.logical(), entry);
+            return outcome;
+        }
         if let Some(bound) = self.memo.lower_bound(spec)
             && bound > budget
         {
@@ -193,8 +280,17 @@ impl Synthesizer {
                 _ => {}
             }
         }
+        if self.timed_out || self.deadline.is_some_and(|d| self.stats.specs_solved.is_multiple_of(256) && Instant::now() > d) {
+            self.timed_out = true;
+            return Outcome::Exceeds(u64::MAX);
+        }
         self.stats.specs_solved += 1;
-        match self.search(spec, budget, floor) {
+        let result = self.search(spec, budget, floor);
+        if self.timed_out {
+            // Children were cut short: nothing found now is known to be optimal.
+            return Outcome::Exceeds(u64::MAX);
+        }
+        match result {
             SearchResult::Solved(decision, horizon) => {
                 let cost = decision.as_ref().map(|d| d.cost);
                 self.memo.put(spec, decision, horizon);
@@ -204,6 +300,37 @@ impl Synthesizer {
                 self.memo.put_lower_bound(spec, bound);
                 Outcome::Exceeds(bound)
             }
+        }
+    }
+
+    /// The implementation of `spec` recorded in the memo table and database, without search.
+    fn stored_implementation(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
+        let entry = match self.memo.get(spec) {
+            Some(e) => e.clone(),
+            None => {
+                let e = self
+                    .database_answer(spec)
+                    .ok_or_else(|| SynthesisError::NotInDatabase { spec: spec.to_string() })?;
+                self.stats.db_hits += 1;
+                self.memo.insert(spec.logical(), e.clone());
+                e
+            }
+        };
+        let decision = entry.decision.ok_or_else(|| SynthesisError::Unsatisfiable { spec: spec.to_string() })?;
+        let node = decision.action.apply(spec, self.target).expect("database answers are checked to apply");
+        let mut imp = Impl { spec: spec.clone(), node };
+        for child in imp.children_mut() {
+            *child = self.stored_implementation(&child.spec)?;
+        }
+        Ok(imp)
+    }
+
+    /// The database's answer for `spec`, if it has one whose decision applies.
+    fn database_answer(&self, spec: &Spec) -> Option<Entry> {
+        let entry = self.db.as_ref()?.get(spec)?;
+        match &entry.decision {
+            Some(d) if d.action.apply(spec, self.target).is_err() => None,
+            _ => Some(entry),
         }
     }
 

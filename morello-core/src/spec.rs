@@ -12,6 +12,7 @@ mod decl;
 pub use compose::{Component, ComponentDecl, DisplayComponents, parameter_bindings};
 pub use decl::{LayoutDecl, OperandDecl};
 
+use crate::fxhash::FxHasher;
 use crate::limits::{LimitsError, MemoryLimits};
 use crate::primitive::{Direction, Primitive};
 use crate::shape::{DisplayShape, Shape, volume};
@@ -20,6 +21,7 @@ use crate::tensor::{TensorSpec, TensorSpecError};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use thiserror::Error;
 
 /// Operand tensor specifications of one Spec.
@@ -35,13 +37,36 @@ pub enum SpecKind {
 }
 
 /// A Spec without memory limits: the key of the synthesis memo table.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+///
+/// It carries a hash of its contents, computed once at construction, so the synthesis
+/// tables hash a Spec in one step and tell most unequal Specs apart without comparing them.
+#[derive(Clone, PartialOrd, Ord, Debug)]
 pub struct LogicalSpec {
     kind: SpecKind,
     /// The primitive's shape; for a Compose, the head's.
     shape: Shape,
     operands: Operands,
     serial: bool,
+    /// Hash of the fields above (see [`LogicalSpec::sealed`]).
+    fingerprint: u64,
+}
+
+impl PartialEq for LogicalSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.fingerprint == other.fingerprint
+            && self.serial == other.serial
+            && self.shape == other.shape
+            && self.kind == other.kind
+            && self.operands == other.operands
+    }
+}
+
+impl Eq for LogicalSpec {}
+
+impl Hash for LogicalSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.fingerprint);
+    }
 }
 
 /// A complete Spec: a logical Spec and the memory its implementation may use.
@@ -168,7 +193,14 @@ impl LogicalSpec {
         let tensors = build_operands(&primitive.to_string(), &names, &shapes, operands, target)?;
         let dtypes: Vec<_> = tensors.iter().map(|t| t.dtype()).collect();
         primitive.check_dtypes(&dtypes).map_err(SpecError::Dtypes)?;
-        Ok(LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands: tensors, serial })
+        Ok(LogicalSpec {
+            kind: SpecKind::Primitive(primitive),
+            shape: shape.into(),
+            operands: tensors,
+            serial,
+            fingerprint: 0,
+        }
+        .sealed())
     }
 
     /// Builds a Compose Spec from its components (head first) and parameters as written.
@@ -189,7 +221,8 @@ impl LogicalSpec {
         let dtypes: Vec<_> = tensors.iter().map(|t| t.dtype()).collect();
         compose::check_component_dtypes(&components, &dtypes)?;
         let shape = components[0].shape.clone();
-        Ok(LogicalSpec { kind: SpecKind::Compose(components), shape, operands: tensors, serial })
+        Ok(LogicalSpec { kind: SpecKind::Compose(components), shape, operands: tensors, serial, fingerprint: 0 }
+            .sealed())
     }
 
     /// Builds a primitive Spec from already-valid operand tensor specifications (as rewrites
@@ -201,7 +234,8 @@ impl LogicalSpec {
             "operand shapes disagree with {primitive}({})",
             DisplayShape(shape)
         );
-        LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands, serial }
+        LogicalSpec { kind: SpecKind::Primitive(primitive), shape: shape.into(), operands, serial, fingerprint: 0 }
+            .sealed()
     }
 
     /// Builds a Compose Spec from already-valid components and operand tensor specifications
@@ -210,12 +244,12 @@ impl LogicalSpec {
         debug_assert!(components.len() >= 2);
         debug_assert_eq!(operands.len(), parameter_bindings(&components).len());
         let shape = components[0].shape.clone();
-        LogicalSpec { kind: SpecKind::Compose(components), shape, operands, serial }
+        LogicalSpec { kind: SpecKind::Compose(components), shape, operands, serial, fingerprint: 0 }.sealed()
     }
 
     /// This Spec, required to run on one thread.
     pub fn as_serial(&self) -> LogicalSpec {
-        LogicalSpec { serial: true, ..self.clone() }
+        LogicalSpec { serial: true, ..self.clone() }.sealed()
     }
 
     /// Whether the operand dtypes are acceptable to the primitive (or to every Compose stage);
@@ -287,14 +321,22 @@ impl LogicalSpec {
         let mut out = self.clone();
         debug_assert_eq!(out.operands[i].shape(), tensor.shape());
         out.operands[i] = tensor;
-        out
+        out.sealed()
     }
 
     /// This primitive Spec as another primitive with the same operands (e.g. its accumulating
     /// variant).
     pub fn with_primitive(&self, primitive: Primitive) -> LogicalSpec {
         debug_assert!(matches!(self.kind, SpecKind::Primitive(_)));
-        LogicalSpec { kind: SpecKind::Primitive(primitive), ..self.clone() }
+        LogicalSpec { kind: SpecKind::Primitive(primitive), ..self.clone() }.sealed()
+    }
+
+    /// This Spec with its fingerprint computed from its contents.
+    fn sealed(mut self) -> LogicalSpec {
+        let mut h = FxHasher::default();
+        (&self.kind, &self.shape, &self.operands, self.serial).hash(&mut h);
+        self.fingerprint = h.finish();
+        self
     }
 }
 

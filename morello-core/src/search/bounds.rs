@@ -4,10 +4,12 @@
 //! kernel table's cheapest rates: every kernel costs at least 1, no arithmetic kernel does more
 //! than one vector register's worth of elements per unit of cost, and no move kernel more than
 //! that or than `Memcpy`, which pays for the cache lines of both its operands (see
-//! [`memcpy_rate`]).
+//! [`memcpy_rate`]). A Matmul also pays for moving operands out of levels no kernel reads
+//! (see [`compulsory_moves`]).
 
 use crate::cost::{Cost, node_cost};
 use crate::imp::{Impl, ImplNode};
+use crate::kernels::KernelKind;
 use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::primitive::Primitive;
@@ -23,9 +25,10 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
-        Some(Primitive::Matmul { accum } | Primitive::Conv { accum }) => {
-            spec.volume().div_ceil(widest(spec)) + u64::from(!accum)
+        Some(Primitive::Matmul { accum }) => {
+            spec.volume().div_ceil(widest(spec)) + u64::from(!accum) + compulsory_moves(spec, target)
         }
+        Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
         Some(Primitive::Move) => spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))),
         _ => 1,
     };
@@ -36,6 +39,27 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // work is split among at most `processors` threads, and that loop's setup is paid.
     let p = &target.parallel;
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
+}
+
+/// What moving operands out of levels no kernel reads them from costs at least, for a Matmul.
+///
+/// No rewrite of a Matmul changes an operand's level except a move, and kernels read an operand
+/// only from the levels they accept (directly or after `to_accum`). So every byte of an operand
+/// held where no kernel reads it leaves that level through moves, and each move pays at least
+/// the source's cache lines times the level's weight (`m(t)`, paper §3). Tiles split the
+/// operand, but the lines of the pieces add up to at least the lines of the whole.
+fn compulsory_moves(spec: &LogicalSpec, target: &Target) -> u64 {
+    let Some(prim) = spec.primitive() else { return 0 };
+    let line = u64::from(target.line_bytes);
+    spec.operands()
+        .iter()
+        .enumerate()
+        .filter(|&(i, t)| !KernelKind::any_accepts(prim, i, t.level()))
+        .map(|(_, t)| {
+            let bytes = t.volume() * u64::from(t.dtype().size_bytes());
+            bytes.div_ceil(line) * target.level(t.level()).line_cost
+        })
+        .sum()
 }
 
 /// The most elements per unit of cost that `Memcpy` copies: it costs at least the lines of its

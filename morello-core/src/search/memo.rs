@@ -56,6 +56,12 @@ impl Memo {
         self.entries += 1;
     }
 
+    /// Records an entry found elsewhere (in the database) for `logical`.
+    pub fn insert(&mut self, logical: &LogicalSpec, entry: Entry) {
+        self.table.entry(logical.clone()).or_default().push(entry);
+        self.entries += 1;
+    }
+
     /// The best known lower bound on the cost of `spec` at its limits, if any.
     pub fn lower_bound(&self, spec: &Spec) -> Option<u64> {
         let limits = spec.limits();

@@ -1,0 +1,110 @@
+//! `morello-db`: fill and inspect Morello synthesis databases.
+//!
+//! ```text
+//! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
+//! morello-db stats --target avx512 [--db FILE]
+//! ```
+//!
+//! Without `--db`, the file is `<dir>/<target>.morellodb` where `<dir>` is `$MORELLO_DB_DIR`
+//! or `target/morello` — the file build scripts of this workspace use.
+
+use morello_build::precompute::{MatmulFamily, precompute};
+use morello_core::db::Database;
+use morello_core::db::file::{self, LoadReport};
+use morello_core::dtype::Dtype;
+use morello_core::target::{Target, TargetId};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
+  morello-db stats --target <avx2|avx512|portable> [--db FILE]";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("morello-db: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<(), String> {
+    let (command, options) = args.split_first().ok_or_else(|| USAGE.to_owned())?;
+    let options = parse_options(options)?;
+    let target = target(&options)?;
+    let path = options.get("db").map(PathBuf::from).unwrap_or_else(|| {
+        let dir = std::env::var_os("MORELLO_DB_DIR").map_or_else(|| PathBuf::from("target/morello"), PathBuf::from);
+        dir.join(format!("{}.morellodb", target.name))
+    });
+    match command.as_str() {
+        "precompute" => {
+            let max = number(&options, "matmul")?.ok_or("precompute needs --matmul <max size>")?;
+            if !max.is_power_of_two() {
+                return Err(format!("--matmul {max} is not a power of two"));
+            }
+            let dtype = match options.get("dtype") {
+                None => Dtype::F32,
+                Some(name) => Dtype::from_name(name).ok_or_else(|| format!("unknown dtype `{name}`"))?,
+            };
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let jobs = number(&options, "jobs")?.map_or(cores, |j| j as usize);
+            eprintln!(
+                "precomputing Matmuls up to {max} ({}) for {} into {}",
+                dtype.name(),
+                target.name,
+                path.display()
+            );
+            let db = precompute(MatmulFamily { max, dtype }, target, &path, jobs, &mut std::io::stderr())?;
+            print_stats(&db, &path);
+            Ok(())
+        }
+        "stats" => {
+            let (db, report) = file::load(&path, target);
+            match report {
+                LoadReport::Loaded => {}
+                LoadReport::Missing => return Err(format!("{} does not exist", path.display())),
+                LoadReport::Rebuilt(reason) => return Err(reason.to_string()),
+            }
+            print_stats(&db, &path);
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+    }
+}
+
+fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let name = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument `{flag}`\n{USAGE}"))?;
+        let value = it.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
+        out.insert(name.to_owned(), value.clone());
+    }
+    Ok(out)
+}
+
+fn target(options: &BTreeMap<String, String>) -> Result<&'static Target, String> {
+    let name = options.get("target").ok_or_else(|| format!("--target is required\n{USAGE}"))?;
+    TargetId::from_name(name).map(TargetId::target).ok_or_else(|| format!("unknown target `{name}`"))
+}
+
+fn number(options: &BTreeMap<String, String>, name: &str) -> Result<Option<u32>, String> {
+    options.get(name).map(|v| v.parse().map_err(|_| format!("--{name} {v} is not a number"))).transpose()
+}
+
+fn print_stats(db: &Database, path: &std::path::Path) {
+    let s = db.stats();
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    println!("database            {}", path.display());
+    println!("target              {}", db.target().name);
+    println!("tables              {}", s.tables);
+    println!("rectangles          {} ({} of them unsatisfiable)", s.rectangles, s.unsatisfiable_rectangles);
+    println!("Specs covered       {}", s.specs);
+    println!("values / rectangle  {:.1}", s.values_per_rectangle());
+    println!("file size           {bytes} bytes");
+    println!("bytes / Spec        {:.6}", if s.specs == 0 { 0.0 } else { bytes as f64 / s.specs as f64 });
+    println!("completed stages    {}", if db.stages().is_empty() { "-".to_owned() } else { db.stages().join(", ") });
+}

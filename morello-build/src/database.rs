@@ -1,0 +1,56 @@
+//! Where build scripts keep the synthesis database, and how they open and save it.
+//!
+//! One file per target, `<dir>/<target>.morellodb`. `<dir>` is `$MORELLO_DB_DIR` if set (a
+//! team's shared database, or one committed to the repository), else `morello/` in Cargo's
+//! target directory, shared by every crate of the workspace. With `MORELLO_OFFLINE=1` the
+//! build never synthesizes: kernels come from the database or the build fails, naming the
+//! remedy — the way sqlx's offline query data works.
+
+use morello_core::db::Database;
+use morello_core::db::file::{self, LoadReport};
+use morello_core::target::Target;
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the database directory.
+pub const DB_DIR_ENV: &str = "MORELLO_DB_DIR";
+/// Environment variable that turns synthesis off.
+pub const OFFLINE_ENV: &str = "MORELLO_OFFLINE";
+
+/// The database directory for a build script whose `OUT_DIR` is `out_dir`.
+pub fn directory(out_dir: &Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os(DB_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    target_dir(out_dir).join("morello")
+}
+
+/// Whether offline mode is on (`MORELLO_OFFLINE` set to anything but empty or `0`).
+pub fn offline() -> bool {
+    std::env::var(OFFLINE_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The database file of `target` in `dir`.
+pub fn path(dir: &Path, target: &Target) -> PathBuf {
+    dir.join(format!("{}.morellodb", target.name))
+}
+
+/// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`; if
+/// there is none (not run by Cargo), `OUT_DIR` itself.
+fn target_dir(out_dir: &Path) -> PathBuf {
+    out_dir.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()).unwrap_or(out_dir).to_owned()
+}
+
+/// Opens `target`'s database at `path`. A corrupt or stale file is reported once, as a
+/// Cargo warning, and replaced at the next save.
+pub fn open(path: &Path, target: &'static Target) -> Database {
+    let (db, report) = file::load(path, target);
+    if let LoadReport::Rebuilt(reason) = report {
+        println!("cargo::warning=morello: ignoring the synthesis database: {reason}; it will be rebuilt");
+    }
+    db
+}
+
+/// Adds what `db` learned to the file at `path`, keeping what other builds wrote meanwhile.
+pub fn save(db: &mut Database, path: &Path) -> Result<(), String> {
+    file::save(db, path).map_err(|e| format!("error: morello: cannot save the synthesis database: {e}"))
+}
