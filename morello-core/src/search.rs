@@ -280,7 +280,9 @@ impl Synthesizer {
                 _ => {}
             }
         }
-        if self.timed_out || self.deadline.is_some_and(|d| self.stats.specs_solved.is_multiple_of(256) && Instant::now() > d) {
+        if self.timed_out
+            || self.deadline.is_some_and(|d| self.stats.specs_solved.is_multiple_of(256) && Instant::now() > d)
+        {
             self.timed_out = true;
             return Outcome::Exceeds(u64::MAX);
         }

@@ -373,12 +373,17 @@ fn two_processes_saving_at_once_lose_nothing() {
                 .args(["--exact", "concurrent_writer_process", "--nocapture", "--test-threads=1"])
                 .env(ROLE_ENV, role.to_string())
                 .env(PATH_ENV, &path)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    for mut w in writers {
-        assert!(w.wait().unwrap().success(), "a writer failed");
+    for w in writers {
+        // Both run before either is waited for; their output stays out of this test's report.
+        let out = w.wait_with_output().unwrap();
+        let log = || format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "a writer failed:\n{}", log());
     }
     let (db, report) = file::load(&path, &X86_AVX2);
     assert!(matches!(report, LoadReport::Loaded), "{report:?}");
