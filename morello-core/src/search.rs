@@ -91,6 +91,9 @@ pub struct Synthesizer {
     deadline: Option<Instant>,
     timed_out: bool,
     probes: FxHashMap<LogicalSpec, Probe>,
+    /// Per probe that exceeded its budget: a lower bound on each rewrite's cost at maximum
+    /// limits, in [`actions`] order (see [`Synthesizer::search`]).
+    probe_bounds: FxHashMap<LogicalSpec, Vec<u64>>,
     stats: SynthesisStats,
 }
 
@@ -132,6 +135,7 @@ impl Synthesizer {
             deadline: None,
             timed_out: false,
             probes: FxHashMap::default(),
+            probe_bounds: FxHashMap::default(),
             stats: SynthesisStats::default(),
         }
     }
@@ -379,9 +383,28 @@ impl Synthesizer {
         // (global bound, horizon if fully evaluated) per rewrite that may be feasible somewhere.
         let mut considered: Vec<(u64, Option<MemoryLimits>)> = Vec::new();
         let mut rejected: Vec<(Impl, Level, u64)> = Vec::new();
-        for action in actions(spec, self.target) {
+        // A probe (a Spec at maximum limits) that exceeded its budget before is searched again
+        // under a larger one; the bounds it proved per rewrite then skip rewrites that still
+        // cannot fit the budget without applying them. At maximum limits no rewrite is short of
+        // memory and the horizon is the limits themselves, so a skipped rewrite only
+        // contributes its bound.
+        let at_max = *spec.limits() == self.target.max_limits();
+        let known = if at_max { self.probe_bounds.remove(spec.logical()) } else { None };
+        let mut learned: Vec<u64> = Vec::new();
+        for (index, action) in actions(spec, self.target).into_iter().enumerate() {
             if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
                 break;
+            }
+            if let Some(&bound) = known.as_ref().and_then(|k| k.get(index))
+                && bound > threshold
+            {
+                self.stats.pruned += 1;
+                if bound != u64::MAX {
+                    exceeded = exceeded.min(bound);
+                    considered.push((0, None));
+                }
+                learned.push(bound);
+                continue;
             }
             let node = match action.apply(spec, self.target) {
                 Ok(node) => node,
@@ -389,14 +412,19 @@ impl Synthesizer {
                     if let Some(imp) = self.instantiate_where_it_fits(spec, &action, level, needed) {
                         rejected.push((imp, level, needed));
                     }
+                    learned.push(u64::MAX);
                     continue;
                 }
-                Err(_) => continue,
+                Err(_) => {
+                    learned.push(u64::MAX);
+                    continue;
+                }
             };
             let imp = Impl { spec: spec.clone(), node };
             let children = imp.children();
             let Some(global): Option<Vec<u64>> = children.iter().map(|c| self.global_bound(c.spec.logical())).collect()
             else {
+                learned.push(u64::MAX);
                 continue; // a child has no implementation at any limits
             };
             let global_bound = bounds::node_lower_bound(&imp, &global, self.target);
@@ -407,10 +435,17 @@ impl Synthesizer {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
                 considered.push((global_bound, None));
+                learned.push(local_bound);
                 continue;
             }
             self.stats.actions_tried += 1;
-            match self.evaluate(&imp, &mut local, threshold) {
+            let evaluation = self.evaluate(&imp, &mut local, threshold);
+            learned.push(match &evaluation {
+                Evaluation::Complete(cost, _) => cost.main,
+                Evaluation::Infeasible(_) => u64::MAX,
+                Evaluation::Exceeded(bound) => *bound,
+            });
+            match evaluation {
                 Evaluation::Complete(cost, horizon) => {
                     considered.push((global_bound, Some(horizon)));
                     if cost.main > threshold {
@@ -433,6 +468,9 @@ impl Synthesizer {
         }
         let Some(best) = best else {
             if exceeded != u64::MAX {
+                if at_max {
+                    self.probe_bounds.insert(spec.logical().clone(), learned);
+                }
                 return SearchResult::Exceeds(exceeded);
             }
             // Unsatisfiable here: every rewrite that could become feasible bounds the horizon.
