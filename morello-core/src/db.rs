@@ -60,6 +60,11 @@ impl Database {
         Database { target, tables: BTreeMap::new(), stages: Vec::new() }
     }
 
+    /// Whether the database holds no answers.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
     /// The target.
     pub fn target(&self) -> &'static Target {
         self.target

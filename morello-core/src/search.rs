@@ -19,20 +19,27 @@
 //!
 //! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
 //! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
-//! soon as a rewrite reaches it, and gives children bounds that hold everywhere.
+//! soon as a rewrite reaches it, and gives children bounds that hold everywhere. A probe that
+//! exceeds its budget keeps a lower bound per rewrite, so when a larger budget asks again, the
+//! rewrites that still cannot fit are skipped without being applied.
+//!
+//! **The database.** A synthesizer built [`Synthesizer::with_database`] asks the spatial
+//! database ([`crate::db`]) before searching a Spec and hands back everything it solved with
+//! [`Synthesizer::into_database`]; offline, it only reads.
 
 mod bounds;
+mod database;
 mod enumerate;
 pub mod exhaustive;
 mod memo;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
+use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
 
 use crate::cost::{Cost, node_cost};
 use crate::db::Database;
-use crate::fxhash::FxHashMap;
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
 use crate::limits::{MemoryLimits, snap_down};
@@ -90,19 +97,7 @@ pub struct Synthesizer {
     offline: bool,
     deadline: Option<Instant>,
     timed_out: bool,
-    probes: FxHashMap<LogicalSpec, Probe>,
-    /// Per probe that exceeded its budget: a lower bound on each rewrite's cost at maximum
-    /// limits, in [`actions`] order (see [`Synthesizer::search`]).
-    probe_bounds: FxHashMap<LogicalSpec, Vec<u64>>,
     stats: SynthesisStats,
-}
-
-/// What is known about a logical Spec's optimum at the target's maximum limits.
-#[derive(Clone, Copy, Debug)]
-enum Probe {
-    InProgress,
-    Exact(Option<Cost>),
-    AtLeast(u64),
 }
 
 /// The result of solving a Spec under a budget.
@@ -134,25 +129,8 @@ impl Synthesizer {
             offline: false,
             deadline: None,
             timed_out: false,
-            probes: FxHashMap::default(),
-            probe_bounds: FxHashMap::default(),
             stats: SynthesisStats::default(),
         }
-    }
-
-    /// A synthesizer that consults `db` before searching. [`Synthesizer::into_database`]
-    /// returns it with everything solved since added.
-    pub fn with_database(db: Database) -> Self {
-        let mut s = Synthesizer::new(db.target());
-        s.db = Some(db);
-        s
-    }
-
-    /// In offline mode the synthesizer never searches: [`Synthesizer::synthesize`] rebuilds
-    /// implementations from the database alone and fails with
-    /// [`SynthesisError::NotInDatabase`] where it has no answer.
-    pub fn set_offline(&mut self, offline: bool) {
-        self.offline = offline;
     }
 
     /// Stops searching at `deadline`: what was solved before stays in the memo table (every
@@ -166,18 +144,6 @@ impl Synthesizer {
     /// Whether the deadline passed during a search.
     pub fn timed_out(&self) -> bool {
         self.timed_out
-    }
-
-    /// The database with every result of this synthesizer added (a new one if it had none).
-    pub fn into_database(mut self) -> Database {
-        let mut db = self.db.take().unwrap_or_else(|| Database::new(self.target));
-        let max = self.target.max_limits();
-        for (logical, entries) in self.memo.iter() {
-            for e in entries {
-                db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
-            }
-        }
-        db
     }
 
     /// The target.
@@ -309,62 +275,31 @@ impl Synthesizer {
         }
     }
 
-    /// The implementation of `spec` recorded in the memo table and database, without search.
-    fn stored_implementation(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
-        let entry = match self.memo.get(spec) {
-            Some(e) => e.clone(),
-            None => {
-                let e = self
-                    .database_answer(spec)
-                    .ok_or_else(|| SynthesisError::NotInDatabase { spec: spec.to_string() })?;
-                self.stats.db_hits += 1;
-                self.memo.insert(spec.logical(), e.clone());
-                e
-            }
-        };
-        let decision = entry.decision.ok_or_else(|| SynthesisError::Unsatisfiable { spec: spec.to_string() })?;
-        let node = decision.action.apply(spec, self.target).expect("database answers are checked to apply");
-        let mut imp = Impl { spec: spec.clone(), node };
-        for child in imp.children_mut() {
-            *child = self.stored_implementation(&child.spec)?;
-        }
-        Ok(imp)
-    }
-
-    /// The database's answer for `spec`, if it has one whose decision applies.
-    fn database_answer(&self, spec: &Spec) -> Option<Entry> {
-        let entry = self.db.as_ref()?.get(spec)?;
-        match &entry.decision {
-            Some(d) if d.action.apply(spec, self.target).is_err() => None,
-            _ => Some(entry),
-        }
-    }
-
     /// What is known of `logical`'s optimum at maximum limits, solving it under `budget` if
     /// needed; `None` if it is being solved further up.
     fn probe(&mut self, logical: &LogicalSpec, budget: u64) -> Option<Probe> {
-        match self.probes.get(logical) {
+        match self.memo.probe(logical) {
             Some(Probe::InProgress) => return None,
-            Some(known @ Probe::Exact(_)) => return Some(*known),
-            Some(Probe::AtLeast(bound)) if *bound > budget => return Some(Probe::AtLeast(*bound)),
+            Some(known @ Probe::Exact(_)) => return Some(known),
+            Some(Probe::AtLeast(bound)) if bound > budget => return Some(Probe::AtLeast(bound)),
             _ => {}
         }
-        self.probes.insert(logical.clone(), Probe::InProgress);
+        self.memo.set_probe(logical, Probe::InProgress);
         let result = match self.solve(&Spec::new(logical.clone(), self.target.max_limits()), budget) {
             Outcome::Solved(cost, _) => Probe::Exact(cost),
             Outcome::Exceeds(bound) => Probe::AtLeast(bound),
         };
-        self.probes.insert(logical.clone(), result);
+        self.memo.set_probe(logical, result);
         Some(result)
     }
 
     /// A lower bound on `spec`'s cost valid at every limit, or `None` if it has no
     /// implementation at all.
     fn global_bound(&self, logical: &LogicalSpec) -> Option<u64> {
-        match self.probes.get(logical) {
+        match self.memo.probe(logical) {
             Some(Probe::Exact(None)) => None,
             Some(Probe::Exact(Some(cost))) => Some(cost.main),
-            Some(Probe::AtLeast(bound)) => Some(*bound),
+            Some(Probe::AtLeast(bound)) => Some(bound),
             _ => Some(bounds::spec_lower_bound(logical, self.target)),
         }
     }
@@ -389,7 +324,7 @@ impl Synthesizer {
         // memory and the horizon is the limits themselves, so a skipped rewrite only
         // contributes its bound.
         let at_max = *spec.limits() == self.target.max_limits();
-        let known = if at_max { self.probe_bounds.remove(spec.logical()) } else { None };
+        let known = if at_max { self.memo.take_probe_bounds(spec.logical()) } else { None };
         let mut learned: Vec<u64> = Vec::new();
         for (index, action) in actions(spec, self.target).into_iter().enumerate() {
             if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
@@ -469,7 +404,7 @@ impl Synthesizer {
         let Some(best) = best else {
             if exceeded != u64::MAX {
                 if at_max {
-                    self.probe_bounds.insert(spec.logical().clone(), learned);
+                    self.memo.set_probe_bounds(spec.logical(), learned);
                 }
                 return SearchResult::Exceeds(exceeded);
             }

@@ -30,43 +30,70 @@ pub struct Entry {
     pub decision: Option<Decision>,
 }
 
-/// Decisions keyed by logical Spec, each valid over a box of memory limits, and lower bounds
-/// on Specs that were only solved far enough to show they exceed some budget.
+/// What is known about a logical Spec's optimum at the target's maximum limits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Probe {
+    /// Being solved further up the search.
+    InProgress,
+    /// The optimum (`None`: no implementation at any limits).
+    Exact(Option<Cost>),
+    /// At least this much.
+    AtLeast(u64),
+}
+
+/// Everything known about one logical Spec. One record per Spec keeps one copy of the key.
+#[derive(Default, Debug)]
+struct Record {
+    entries: Vec<Entry>,
+    /// (limits, bound): the cost is at least `bound` at any limits up to `limits` (less memory
+    /// never makes a Spec cheaper).
+    lower_bounds: Vec<(MemoryLimits, u64)>,
+    probe: Option<Probe>,
+    /// For a probe that exceeded its budget: a bound per rewrite, in enumeration order.
+    probe_bounds: Vec<u64>,
+}
+
+/// Decisions keyed by logical Spec, each valid over a box of memory limits; lower bounds on
+/// Specs that were only solved far enough to show they exceed some budget; and what the
+/// search learned probing Specs at maximum limits.
 #[derive(Default, Debug)]
 pub struct Memo {
-    table: FxHashMap<LogicalSpec, Vec<Entry>>,
+    /// Keys are boxed: a Spec is large, and a hash table's spare slots would hold its size.
+    table: FxHashMap<Box<LogicalSpec>, Record>,
     entries: usize,
-    /// Per logical Spec: (limits, bound) meaning the cost is at least `bound` at any limits
-    /// up to `limits` (less memory never makes a Spec cheaper).
-    lower_bounds: FxHashMap<LogicalSpec, Vec<(MemoryLimits, u64)>>,
 }
 
 impl Memo {
     /// The entry that answers `spec` at its limits, if any.
     pub fn get(&self, spec: &Spec) -> Option<&Entry> {
         let limits = spec.limits();
-        self.table.get(spec.logical())?.iter().find(|e| e.lower.fits_within(limits) && limits.fits_within(&e.upper))
+        self.table
+            .get(spec.logical())?
+            .entries
+            .iter()
+            .find(|e| e.lower.fits_within(limits) && limits.fits_within(&e.upper))
     }
 
     /// Records a result for `spec`, valid from its peak (or zero) up to `horizon`.
     pub fn put(&mut self, spec: &Spec, decision: Option<Decision>, horizon: MemoryLimits) {
         debug_assert!(spec.limits().fits_within(&horizon));
         let lower = decision.as_ref().map_or(MemoryLimits::zero(), |d| d.cost.peak);
-        self.table.entry(spec.logical().clone()).or_default().push(Entry { lower, upper: horizon, decision });
+        self.record(spec.logical()).entries.push(Entry { lower, upper: horizon, decision });
         self.entries += 1;
     }
 
     /// Records an entry found elsewhere (in the database) for `logical`.
     pub fn insert(&mut self, logical: &LogicalSpec, entry: Entry) {
-        self.table.entry(logical.clone()).or_default().push(entry);
+        self.record(logical).entries.push(entry);
         self.entries += 1;
     }
 
     /// The best known lower bound on the cost of `spec` at its limits, if any.
     pub fn lower_bound(&self, spec: &Spec) -> Option<u64> {
         let limits = spec.limits();
-        self.lower_bounds
+        self.table
             .get(spec.logical())?
+            .lower_bounds
             .iter()
             .filter(|(upper, _)| limits.fits_within(upper))
             .map(|&(_, bound)| bound)
@@ -75,21 +102,50 @@ impl Memo {
 
     /// Records that `spec` costs at least `bound` at its limits and below.
     pub fn put_lower_bound(&mut self, spec: &Spec, bound: u64) {
-        let facts = self.lower_bounds.entry(spec.logical().clone()).or_default();
+        let facts = &mut self.record(spec.logical()).lower_bounds;
         let limits = *spec.limits();
         // Drop facts this one makes redundant.
         facts.retain(|(upper, b)| !(upper.fits_within(&limits) && *b <= bound));
         facts.push((limits, bound));
     }
 
+    /// What is known of `logical`'s optimum at maximum limits.
+    pub(crate) fn probe(&self, logical: &LogicalSpec) -> Option<Probe> {
+        self.table.get(logical)?.probe
+    }
+
+    /// Records what is known of `logical`'s optimum at maximum limits.
+    pub(crate) fn set_probe(&mut self, logical: &LogicalSpec, probe: Probe) {
+        self.record(logical).probe = Some(probe);
+    }
+
+    /// Removes and returns the per-rewrite bounds of `logical`'s last exceeded probe.
+    pub(crate) fn take_probe_bounds(&mut self, logical: &LogicalSpec) -> Option<Vec<u64>> {
+        let bounds = std::mem::take(&mut self.table.get_mut(logical)?.probe_bounds);
+        (!bounds.is_empty()).then_some(bounds)
+    }
+
+    /// Records per-rewrite bounds of an exceeded probe of `logical`.
+    pub(crate) fn set_probe_bounds(&mut self, logical: &LogicalSpec, bounds: Vec<u64>) {
+        self.record(logical).probe_bounds = bounds;
+    }
+
+    fn record(&mut self, logical: &LogicalSpec) -> &mut Record {
+        // Look up first: cloning the key only for new Specs.
+        if !self.table.contains_key(logical) {
+            self.table.insert(Box::new(logical.clone()), Record::default());
+        }
+        self.table.get_mut(logical).expect("just inserted")
+    }
+
     /// Every logical Spec with its entries (in no particular order).
     pub fn iter(&self) -> impl Iterator<Item = (&LogicalSpec, &[Entry])> {
-        self.table.iter().map(|(k, v)| (k, v.as_slice()))
+        self.table.iter().filter(|(_, r)| !r.entries.is_empty()).map(|(k, r)| (&**k, r.entries.as_slice()))
     }
 
     /// Number of logical Specs with at least one entry.
     pub fn logical_specs(&self) -> usize {
-        self.table.len()
+        self.table.values().filter(|r| !r.entries.is_empty()).count()
     }
 
     /// Number of entries.

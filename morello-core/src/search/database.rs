@@ -1,0 +1,68 @@
+//! Synthesis with a database: reading answers before searching, recording results after,
+//! and offline mode, which only reads.
+
+use super::{Entry, SynthesisError, Synthesizer};
+use crate::db::Database;
+use crate::imp::Impl;
+use crate::spec::Spec;
+
+impl Synthesizer {
+    /// A synthesizer that consults `db` before searching. [`Synthesizer::into_database`]
+    /// returns it with everything solved since added.
+    pub fn with_database(db: Database) -> Self {
+        let mut s = Synthesizer::new(db.target());
+        s.db = Some(db);
+        s
+    }
+
+    /// In offline mode the synthesizer never searches: [`Synthesizer::synthesize`] rebuilds
+    /// implementations from the database alone and fails with
+    /// [`SynthesisError::NotInDatabase`] where it has no answer.
+    pub fn set_offline(&mut self, offline: bool) {
+        self.offline = offline;
+    }
+
+    /// The database with every result of this synthesizer added (a new one if it had none).
+    pub fn into_database(mut self) -> Database {
+        let mut db = self.db.take().unwrap_or_else(|| Database::new(self.target));
+        let max = self.target.max_limits();
+        for (logical, entries) in self.memo.iter() {
+            for e in entries {
+                db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
+            }
+        }
+        db
+    }
+
+    /// The implementation of `spec` recorded in the memo table and database, without search.
+    pub(super) fn stored_implementation(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
+        let entry = match self.memo.get(spec) {
+            Some(e) => e.clone(),
+            None => {
+                let e = self
+                    .database_answer(spec)
+                    .ok_or_else(|| SynthesisError::NotInDatabase { spec: spec.to_string() })?;
+                self.stats.db_hits += 1;
+                self.memo.insert(spec.logical(), e.clone());
+                e
+            }
+        };
+        let decision = entry.decision.ok_or_else(|| SynthesisError::Unsatisfiable { spec: spec.to_string() })?;
+        let node = decision.action.apply(spec, self.target).expect("database answers are checked to apply");
+        let mut imp = Impl { spec: spec.clone(), node };
+        for child in imp.children_mut() {
+            *child = self.stored_implementation(&child.spec)?;
+        }
+        Ok(imp)
+    }
+
+    /// The database's answer for `spec`, if it has one whose decision applies.
+    pub(super) fn database_answer(&self, spec: &Spec) -> Option<Entry> {
+        let db = self.db.as_ref().filter(|db| !db.is_empty())?;
+        let entry = db.get(spec)?;
+        match &entry.decision {
+            Some(d) if d.action.apply(spec, self.target).is_err() => None,
+            _ => Some(entry),
+        }
+    }
+}
