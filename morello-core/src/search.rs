@@ -304,10 +304,21 @@ impl Synthesizer {
         }
     }
 
-    /// A lower bound on `spec`'s cost at its limits (at least its global bound).
-    fn local_bound(&self, spec: &Spec, global: u64) -> u64 {
-        let exact = self.memo.get(spec).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
-        global.max(exact.unwrap_or(0)).max(self.memo.lower_bound(spec).unwrap_or(0))
+    /// For a child Spec: a lower bound on its cost valid at every limit (as
+    /// [`Synthesizer::global_bound`]) and one at its limits (at least the first), from one memo
+    /// lookup; `None` if it has no implementation at all.
+    fn child_bounds(&self, spec: &Spec) -> Option<(u64, u64)> {
+        let record = self.memo.record_of(spec.logical());
+        let global = match record.and_then(|r| r.probe()) {
+            Some(Probe::Exact(None)) => return None,
+            Some(Probe::Exact(Some(cost))) => cost.main,
+            Some(Probe::AtLeast(bound)) => bound,
+            _ => bounds::spec_lower_bound(spec.logical(), self.target),
+        };
+        let Some(record) = record else { return Some((global, global)) };
+        let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
+        let known = record.lower_bound_at(spec.limits());
+        Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
     }
 
     fn search(&mut self, spec: &Spec, budget: u64, floor: Option<u64>) -> SearchResult {
@@ -325,8 +336,9 @@ impl Synthesizer {
         // contributes its bound.
         let at_max = *spec.limits() == self.target.max_limits();
         let known = if at_max { self.memo.take_probe_bounds(spec.logical()) } else { None };
-        let mut learned: Vec<u64> = Vec::new();
-        for (index, action) in actions(spec, self.target).into_iter().enumerate() {
+        let candidates = actions(spec, self.target);
+        let mut learned: Vec<u64> = Vec::with_capacity(candidates.len());
+        for (index, action) in candidates.into_iter().enumerate() {
             if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
                 break;
             }
@@ -357,14 +369,18 @@ impl Synthesizer {
             };
             let imp = Impl { spec: spec.clone(), node };
             let children = imp.children();
-            let Some(global): Option<Vec<u64>> = children.iter().map(|c| self.global_bound(c.spec.logical())).collect()
-            else {
+            let mut global = Vec::with_capacity(children.len());
+            let mut local = Vec::with_capacity(children.len());
+            for child in &children {
+                let Some((g, l)) = self.child_bounds(&child.spec) else { break };
+                global.push(g);
+                local.push(l);
+            }
+            if global.len() < children.len() {
                 learned.push(u64::MAX);
                 continue; // a child has no implementation at any limits
-            };
+            }
             let global_bound = bounds::node_lower_bound(&imp, &global, self.target);
-            let mut local: Vec<u64> =
-                children.iter().zip(&global).map(|(c, &g)| self.local_bound(&c.spec, g)).collect();
             let local_bound = bounds::node_lower_bound(&imp, &local, self.target);
             if local_bound > threshold {
                 self.stats.pruned += 1;

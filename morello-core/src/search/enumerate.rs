@@ -31,7 +31,7 @@ const PARALLEL_SPLIT_MIN_CHUNK: u32 = 64;
 /// Every rewrite synthesis considers for `spec`, in a fixed order. Some may not apply; the
 /// search skips those.
 pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(64);
     let prim = match spec.logical().kind() {
         SpecKind::Compose(components) => {
             for index in 0..components.len() - 1 {

@@ -41,9 +41,10 @@ pub(crate) enum Probe {
     AtLeast(u64),
 }
 
-/// Everything known about one logical Spec. One record per Spec keeps one copy of the key.
+/// Everything known about one logical Spec. One record per Spec keeps one copy of the key,
+/// and one lookup answers every question about it.
 #[derive(Default, Debug)]
-struct Record {
+pub(crate) struct Record {
     entries: Vec<Entry>,
     /// (limits, bound): the cost is at least `bound` at any limits up to `limits` (less memory
     /// never makes a Spec cheaper).
@@ -63,15 +64,32 @@ pub struct Memo {
     entries: usize,
 }
 
+impl Record {
+    /// The entry that answers these limits, if any.
+    pub(crate) fn entry_at(&self, limits: &MemoryLimits) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.lower.fits_within(limits) && limits.fits_within(&e.upper))
+    }
+
+    /// The best known lower bound on the cost at these limits, if any.
+    pub(crate) fn lower_bound_at(&self, limits: &MemoryLimits) -> Option<u64> {
+        self.lower_bounds.iter().filter(|(upper, _)| limits.fits_within(upper)).map(|&(_, bound)| bound).max()
+    }
+
+    /// What is known of the optimum at maximum limits.
+    pub(crate) fn probe(&self) -> Option<Probe> {
+        self.probe
+    }
+}
+
 impl Memo {
+    /// Everything known about `logical`, if anything.
+    pub(crate) fn record_of(&self, logical: &LogicalSpec) -> Option<&Record> {
+        self.table.get(logical)
+    }
+
     /// The entry that answers `spec` at its limits, if any.
     pub fn get(&self, spec: &Spec) -> Option<&Entry> {
-        let limits = spec.limits();
-        self.table
-            .get(spec.logical())?
-            .entries
-            .iter()
-            .find(|e| e.lower.fits_within(limits) && limits.fits_within(&e.upper))
+        self.table.get(spec.logical())?.entry_at(spec.limits())
     }
 
     /// Records a result for `spec`, valid from its peak (or zero) up to `horizon`.
@@ -90,14 +108,7 @@ impl Memo {
 
     /// The best known lower bound on the cost of `spec` at its limits, if any.
     pub fn lower_bound(&self, spec: &Spec) -> Option<u64> {
-        let limits = spec.limits();
-        self.table
-            .get(spec.logical())?
-            .lower_bounds
-            .iter()
-            .filter(|(upper, _)| limits.fits_within(upper))
-            .map(|&(_, bound)| bound)
-            .max()
+        self.table.get(spec.logical())?.lower_bound_at(spec.limits())
     }
 
     /// Records that `spec` costs at least `bound` at its limits and below.
@@ -111,7 +122,7 @@ impl Memo {
 
     /// What is known of `logical`'s optimum at maximum limits.
     pub(crate) fn probe(&self, logical: &LogicalSpec) -> Option<Probe> {
-        self.table.get(logical)?.probe
+        self.table.get(logical)?.probe()
     }
 
     /// Records what is known of `logical`'s optimum at maximum limits.
