@@ -6,7 +6,7 @@
 //! merge greedily with identical neighbours, so one rectangle answers many Specs; costs are
 //! stored per unit of Spec volume so that Specs of different sizes can share a value.
 //!
-//! A [`Database`] is tied to one target. [`file`] persists it (bincode behind a versioned
+//! A [`Database`] is tied to one target. [`mod@file`] persists it (bincode behind a versioned
 //! header, atomic writes, a lock file for sharing); [`crate::search::Synthesizer`] reads it
 //! before searching and records what it solves.
 
@@ -157,7 +157,7 @@ impl Database {
         &self.stages
     }
 
-    /// Rebuilds a database from its parts (see [`file`]).
+    /// Rebuilds a database from its parts (see [`mod@file`]).
     fn from_parts(target: &'static Target, tables: Vec<(TableKey, Vec<Rect>)>, stages: Vec<String>) -> Database {
         let tables = tables.into_iter().map(|(k, rects)| (k, Table::from_rects(rects))).collect();
         Database { target, tables, stages }

@@ -3,7 +3,8 @@
 //! Morello turns a *Spec* — a tensor computation with its operands' memory levels, layouts and
 //! memory limits — into a fast C kernel, by rewriting the Spec into loops, moves and
 //! microkernels. Rewrites can be chosen by hand (a schedule) or by synthesis, a dynamic program
-//! over the paper's search space that minimizes an affine cost model.
+//! over the paper's search space that minimizes an affine cost model. Synthesis results persist
+//! in a spatial database ([`db`]) so each Spec is searched for once.
 
 #![warn(missing_docs)]
 pub mod codegen;

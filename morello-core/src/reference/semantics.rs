@@ -164,7 +164,7 @@ pub fn max(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Op
     written(args.len(), &[(1, tol)])
 }
 
-/// Every softmax-family primitive; see [`super::softmax`].
+/// Every softmax-family primitive (their semantics live in the `softmax` module beside this one).
 pub fn softmax(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Option<&[f64]>) -> Tolerances {
     super::softmax::evaluate(p, shape, args, input_error)
 }
