@@ -16,12 +16,17 @@ pub const DB_DIR_ENV: &str = "MORELLO_DB_DIR";
 /// Environment variable that turns synthesis off.
 pub const OFFLINE_ENV: &str = "MORELLO_OFFLINE";
 
+/// The directory under Cargo's target directory that holds the databases by default.
+pub const SUBDIRECTORY: &str = "morello";
+
 /// The database directory for a build script whose `OUT_DIR` is `out_dir`.
 pub fn directory(out_dir: &Path) -> PathBuf {
-    if let Some(dir) = std::env::var_os(DB_DIR_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    target_dir(out_dir).join("morello")
+    directory_from_env().unwrap_or_else(|| target_dir(out_dir).join(SUBDIRECTORY))
+}
+
+/// The directory `$MORELLO_DB_DIR` names, if set.
+pub fn directory_from_env() -> Option<PathBuf> {
+    std::env::var_os(DB_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from)
 }
 
 /// Whether offline mode is on (`MORELLO_OFFLINE` set to anything but empty or `0`).

@@ -43,7 +43,7 @@
 // The crate example is a whole `build.rs`, so its `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 
-mod database;
+pub mod database;
 pub mod precompute;
 mod report;
 mod scan;

@@ -89,8 +89,8 @@ pub fn precompute(
     Ok(db)
 }
 
-/// Solves `specs`, split round-robin over `jobs` threads, each starting from `db`; returns
-/// `db` with every thread's results added.
+/// Solves `specs`, split round-robin over `jobs` threads, each reading a copy of `db`;
+/// returns `db` with what every thread solved added.
 fn run_stage(
     db: Database,
     specs: &[Spec],
@@ -101,7 +101,7 @@ fn run_stage(
 ) -> Result<Database, String> {
     let jobs = jobs.clamp(1, specs.len().max(1));
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Database> = std::thread::scope(|scope| {
+    let results: Vec<Synthesizer> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
                 let mut synth = Synthesizer::with_database(db.clone());
@@ -112,7 +112,7 @@ fn run_stage(
                         let _ = synth.optimal_cost(spec);
                         done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
-                    synth.into_database()
+                    synth
                 })
             })
             .collect();
@@ -134,8 +134,8 @@ fn run_stage(
             .collect::<Result<_, _>>()
     })?;
     let mut merged = db;
-    for r in &results {
-        merged.absorb(r);
+    for synth in &results {
+        synth.record_into(&mut merged);
     }
     Ok(merged)
 }

@@ -103,8 +103,7 @@ impl Database {
         let location = Location::of(logical);
         let lo = location.at(lower, self.target);
         let hi = location.at(upper, self.target);
-        let mut value = StoredValue::new(decision, logical.volume());
-        value.action = value.action.map(|a| a.relative_to(logical));
+        let value = StoredValue::new(decision, logical);
         self.tables.entry(location.key).or_default().put(lo, hi, &value)
     }
 

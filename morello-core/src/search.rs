@@ -109,6 +109,16 @@ enum Outcome {
     Exceeds(u64),
 }
 
+impl Outcome {
+    /// What a known answer means under `budget`.
+    fn of_entry(entry: &Entry, budget: u64) -> Outcome {
+        match &entry.decision {
+            Some(d) if d.cost.main > budget => Outcome::Exceeds(d.cost.main),
+            decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
+        }
+    }
+}
+
 /// How far a rewrite's evaluation got.
 enum Evaluation {
     /// All children solved: the rewrite's cost and horizon.
@@ -217,17 +227,11 @@ impl Synthesizer {
     fn solve(&mut self, spec: &Spec, budget: u64) -> Outcome {
         if let Some(entry) = self.memo.get(spec) {
             self.stats.memo_hits += 1;
-            return match &entry.decision {
-                Some(d) if d.cost.main > budget => Outcome::Exceeds(d.cost.main),
-                decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
-            };
+            return Outcome::of_entry(entry, budget);
         }
         if let Some(entry) = self.database_answer(spec) {
             self.stats.db_hits += 1;
-            let outcome = match &entry.decision {
-                Some(d) if d.cost.main > budget => Outcome::Exceeds(d.cost.main),
-                decision => Outcome::Solved(decision.as_ref().map(|d| d.cost), entry.upper),
-            };
+            let outcome = Outcome::of_entry(&entry, budget);
             self.memo.insert(spec.logical(), entry);
             return outcome;
         }
@@ -296,7 +300,12 @@ impl Synthesizer {
     /// A lower bound on `spec`'s cost valid at every limit, or `None` if it has no
     /// implementation at all.
     fn global_bound(&self, logical: &LogicalSpec) -> Option<u64> {
-        match self.memo.probe(logical) {
+        self.bound_from_probe(self.memo.probe(logical), logical)
+    }
+
+    /// [`Synthesizer::global_bound`] given what is known of `logical`'s probe.
+    fn bound_from_probe(&self, probe: Option<Probe>, logical: &LogicalSpec) -> Option<u64> {
+        match probe {
             Some(Probe::Exact(None)) => None,
             Some(Probe::Exact(Some(cost))) => Some(cost.main),
             Some(Probe::AtLeast(bound)) => Some(bound),
@@ -309,12 +318,7 @@ impl Synthesizer {
     /// lookup; `None` if it has no implementation at all.
     fn child_bounds(&self, spec: &Spec) -> Option<(u64, u64)> {
         let record = self.memo.record_of(spec.logical());
-        let global = match record.and_then(|r| r.probe()) {
-            Some(Probe::Exact(None)) => return None,
-            Some(Probe::Exact(Some(cost))) => cost.main,
-            Some(Probe::AtLeast(bound)) => bound,
-            _ => bounds::spec_lower_bound(spec.logical(), self.target),
-        };
+        let global = self.bound_from_probe(record.and_then(|r| r.probe()), spec.logical())?;
         let Some(record) = record else { return Some((global, global)) };
         let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
         let known = record.lower_bound_at(spec.limits());

@@ -1,6 +1,9 @@
 //! Synthesis finds the same optimum as exhaustive search, and what it returns costs what it
 //! claims and fits its limits.
 
+mod common;
+
+use common::limits::{Rng, limit_values};
 use morello_core::cost::impl_cost;
 use morello_core::level::Level;
 use morello_core::limits::MemoryLimits;
@@ -83,16 +86,6 @@ fn a_shared_memo_gives_the_same_answers_as_fresh_ones() {
 }
 
 /// Valid limit values for `level` between `low` and `high` (inclusive).
-fn limit_values(level: Level, low: u64, high: u64) -> Vec<u64> {
-    let info = X86_AVX2.level(level);
-    let high = high.min(info.capacity_bytes);
-    if info.register_bytes > 0 {
-        (0..=high).step_by(info.register_bytes as usize).filter(|&v| v >= low).collect()
-    } else {
-        std::iter::once(0).chain((0..40).map(|e| 1u64 << e)).filter(|&v| v >= low && v <= high).collect()
-    }
-}
-
 #[test]
 fn every_memo_box_answers_every_limit_inside_it() {
     let mut synth = Synthesizer::new(&X86_AVX2);
@@ -108,13 +101,7 @@ fn every_memo_box_answers_every_limit_inside_it() {
     let entries: Vec<(LogicalSpec, Entry)> =
         synth.memo().iter().flat_map(|(l, es)| es.iter().map(move |e| (l.clone(), e.clone()))).collect();
     assert!(entries.len() > 100, "only {} boxes to check", entries.len());
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut pick = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     // Limits are sampled below these (exhaustive search is exponential in them).
     let ceiling = [64, 512, 2048, 2048];
     let mut checked = 0;
@@ -122,12 +109,16 @@ fn every_memo_box_answers_every_limit_inside_it() {
         let (logical, entry) = &entries[(index * 7919) % entries.len()];
         let choices: Vec<Vec<u64>> = Level::ALL
             .iter()
-            .map(|&l| limit_values(l, entry.lower.get(l), entry.upper.get(l).min(ceiling[l.index()])))
+            .map(|&l| limit_values(&X86_AVX2, l, entry.lower.get(l), entry.upper.get(l).min(ceiling[l.index()])))
             .collect();
         if choices.iter().any(Vec::is_empty) {
             continue;
         }
-        let limits = MemoryLimits::new(std::array::from_fn(|i| choices[i][pick(choices[i].len())]), &X86_AVX2).unwrap();
+        let limits = MemoryLimits::new(
+            std::array::from_fn(|i| choices[i][rng.below(choices[i].len() as u64) as usize]),
+            &X86_AVX2,
+        )
+        .unwrap();
         let spec = Spec::new(logical.clone(), limits);
         let claimed = entry.decision.as_ref().map(|d| d.cost.main);
         let exhaustive = exhaustive::optimal_cost(&spec, &X86_AVX2).map(|c| c.main);

@@ -8,13 +8,14 @@
 //! Without `--db`, the file is `<dir>/<target>.morellodb` where `<dir>` is `$MORELLO_DB_DIR`
 //! or `target/morello` — the file build scripts of this workspace use.
 
+use morello_build::database;
 use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
@@ -36,8 +37,8 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let target = target(&options)?;
     let path = options.get("db").map(PathBuf::from).unwrap_or_else(|| {
-        let dir = std::env::var_os("MORELLO_DB_DIR").map_or_else(|| PathBuf::from("target/morello"), PathBuf::from);
-        dir.join(format!("{}.morellodb", target.name))
+        let dir = database::directory_from_env().unwrap_or_else(|| Path::new("target").join(database::SUBDIRECTORY));
+        database::path(&dir, target)
     });
     match command.as_str() {
         "precompute" => {
@@ -95,7 +96,7 @@ fn number(options: &BTreeMap<String, String>, name: &str) -> Result<Option<u32>,
     options.get(name).map(|v| v.parse().map_err(|_| format!("--{name} {v} is not a number"))).transpose()
 }
 
-fn print_stats(db: &Database, path: &std::path::Path) {
+fn print_stats(db: &Database, path: &Path) {
     let s = db.stats();
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     println!("database            {}", path.display());

@@ -35,14 +35,15 @@ pub struct StoredValue {
 }
 
 impl StoredValue {
-    /// The value of `decision` (or of "unsatisfiable") for a Spec of `volume`.
-    pub fn new(decision: Option<&Decision>, volume: u64) -> StoredValue {
+    /// The value of `decision` (or of "unsatisfiable") for `spec`.
+    pub fn new(decision: Option<&Decision>, spec: &LogicalSpec) -> StoredValue {
         match decision {
             None => StoredValue { action: None, intensity: (0, 1), peak: [0; LEVEL_COUNT], depth: 0 },
             Some(d) => {
+                let volume = spec.volume();
                 let g = gcd(d.cost.main, volume);
                 StoredValue {
-                    action: Some(StoredAction::encode(&d.action)),
+                    action: Some(StoredAction::encode(&d.action, spec)),
                     intensity: (d.cost.main / g, volume / g),
                     peak: d.cost.peak.bytes(),
                     depth: d.cost.depth,
@@ -154,12 +155,15 @@ pub enum StoredLayoutDecl {
 }
 
 impl StoredAction {
-    /// The stable form of `action`.
-    pub fn encode(action: &Action) -> StoredAction {
+    /// The stable form of `action`, a rewrite of `spec`. Tile sizes equal to the Spec's
+    /// dimension are stored as "whole", so the value reads the same for Specs that differ only
+    /// there.
+    pub fn encode(action: &Action, spec: &LogicalSpec) -> StoredAction {
         match action {
-            Action::Tile { tile, parallel } => {
-                StoredAction::Tile { tile: tile.iter().map(|&t| Some(t)).collect(), parallel: *parallel }
-            }
+            Action::Tile { tile, parallel } => StoredAction::Tile {
+                tile: tile.iter().zip(spec.shape()).map(|(&t, &size)| (t != size).then_some(t)).collect(),
+                parallel: *parallel,
+            },
             Action::Move { operand, level, layout, vector_size, dtype } => StoredAction::Move {
                 operand: *operand as u8,
                 level: Named(*level),
@@ -185,19 +189,6 @@ impl StoredAction {
                 StoredAction::ParallelSplit { chunk: *chunk, partials: temp(partials) }
             }
         }
-    }
-
-    /// Tile sizes equal to the Spec's dimension become "whole", so the value reads the same
-    /// for Specs that differ only there.
-    pub fn relative_to(mut self, spec: &LogicalSpec) -> StoredAction {
-        if let StoredAction::Tile { tile, .. } = &mut self {
-            for (t, &size) in tile.iter_mut().zip(spec.shape()) {
-                if *t == Some(size) {
-                    *t = None;
-                }
-            }
-        }
-        self
     }
 
     /// The action for `spec`, or `None` if this encoding cannot describe a rewrite of it.

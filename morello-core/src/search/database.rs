@@ -25,13 +25,19 @@ impl Synthesizer {
     /// The database with every result of this synthesizer added (a new one if it had none).
     pub fn into_database(mut self) -> Database {
         let mut db = self.db.take().unwrap_or_else(|| Database::new(self.target));
+        self.record_into(&mut db);
+        db
+    }
+
+    /// Adds every result of this synthesizer (its memo table) to `db`, a database of the
+    /// same target.
+    pub fn record_into(&self, db: &mut Database) {
         let max = self.target.max_limits();
         for (logical, entries) in self.memo.iter() {
             for e in entries {
                 db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
             }
         }
-        db
     }
 
     /// The implementation of `spec` recorded in the memo table and database, without search.

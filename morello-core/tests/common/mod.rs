@@ -1,10 +1,12 @@
-//! Shared by the integration tests that run generated C: the compilers to use and the check of
-//! one implementation against the reference evaluator.
+//! Shared by the integration tests: the compilers to use and the check of one implementation
+//! against the reference evaluator (for tests that run generated C), and limit sampling.
 //!
 //! clang is used when installed; set `MORELLO_REQUIRE_CLANG=1` (as CI does) to make its absence
 //! a failure.
 
 #![allow(dead_code, reason = "each test binary uses a different part of this module")]
+
+pub mod limits;
 
 use morello_core::codegen::emit_c;
 use morello_core::harness::{CCompiler, compile_only, cpu_supports, run_kernel_on_each};
