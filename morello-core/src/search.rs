@@ -197,14 +197,33 @@ impl Synthesizer {
     pub fn optimal_cost(&mut self, spec: &Spec) -> Option<Cost> {
         let spec = &spec.with_limits(spec.limits().clamped_to(self.target));
         let start = Instant::now();
-        let outcome = self.with_deep_stack(|s| s.solve(spec, u64::MAX));
+        let outcome = self.with_deep_stack(|s| s.solve_with_rising_budget(spec));
         self.stats.elapsed += start.elapsed();
         if self.timed_out {
             return None;
         }
         match outcome {
             Outcome::Solved(cost, _) => cost,
-            Outcome::Exceeds(_) => unreachable!("nothing exceeds an unlimited budget"),
+            Outcome::Exceeds(_) => unreachable!("the budget rises until the search succeeds"),
+        }
+    }
+
+    /// Solves `spec` under a budget that starts just above its lower bound and rises by
+    /// [`BUDGET_STEP_PERCENT`] (or to the bound a failed search proved) until the optimum fits.
+    ///
+    /// An unlimited budget lets the first rewrite tried at every level be solved in full, however
+    /// poor; a budget near the optimum prunes from the start. Every search is exact within its
+    /// budget, and what a failed attempt proves (lower bounds, solved sub-Specs) is kept for the
+    /// next, so the result is the optimum.
+    fn solve_with_rising_budget(&mut self, spec: &Spec) -> Outcome {
+        let mut budget = raise(bounds::spec_lower_bound(spec.logical(), self.target));
+        loop {
+            match self.solve(spec, budget) {
+                Outcome::Exceeds(bound) if !self.timed_out && budget != u64::MAX => {
+                    budget = raise(bound.max(budget));
+                }
+                outcome => return outcome,
+            }
         }
     }
 
@@ -528,7 +547,7 @@ impl Synthesizer {
     /// memory never hurts) nor less (the decision is optimal there), so the result is optimal.
     fn reconstruct(&mut self, spec: &Spec) -> Impl {
         if self.memo.get(spec).is_none() {
-            let _ = self.solve(spec, u64::MAX);
+            let _ = self.solve_with_rising_budget(spec);
         }
         let decision = self
             .memo
@@ -561,6 +580,14 @@ fn child_budget(imp: &Impl, bounds: &[u64], i: usize, threshold: u64, target: &T
     probe[i] = 1;
     let slope = (bounds::node_lower_bound(imp, &probe, target) - base).max(1);
     threshold.saturating_sub(base) / slope
+}
+
+/// How much the budget of a top-level search rises after each failed attempt, in percent.
+const BUDGET_STEP_PERCENT: u64 = 10;
+
+/// `budget` raised by [`BUDGET_STEP_PERCENT`] (at least by 1).
+fn raise(budget: u64) -> u64 {
+    budget.saturating_add((budget / 100).saturating_mul(BUDGET_STEP_PERCENT).max(1))
 }
 
 /// Limits with no upper bound at any level.

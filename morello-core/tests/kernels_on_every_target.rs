@@ -47,6 +47,7 @@ const ROOTS: &[&str] = &[
     "SoftmaxComplete(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1), (f32, L1))",
     "SoftmaxDenominatorAndMax(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1))",
     "SoftmaxDenominatorAndMaxAccum(1x3, scan=1, (f32, L1), (f32, L1), (f32, L1))",
+    "SoftmaxDenominatorAndMaxAccum(1x64, scan=1, (f32, L1), (f32, L1), (f32, L1))",
     "SoftmaxDenominatorAndMaxFromParts(1x32, scan=1, (f32, L1), (f32, L1), (f32, L1), (f32, L1))",
 ];
 

@@ -12,7 +12,7 @@ use crate::imp::{Impl, ImplNode};
 use crate::kernels::KernelKind;
 use crate::level::Level;
 use crate::limits::MemoryUsage;
-use crate::primitive::Primitive;
+use crate::primitive::{Direction, Primitive};
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 
@@ -26,7 +26,7 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
         Some(Primitive::Matmul { accum }) => {
-            spec.volume().div_ceil(widest(spec)) + u64::from(!accum) + compulsory_moves(spec, target)
+            matmul_kernels_bound(spec, widest(spec)) + u64::from(!accum) + compulsory_moves(spec, target)
         }
         Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
         Some(Primitive::Move) => spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))),
@@ -41,25 +41,66 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
 }
 
-/// What moving operands out of levels no kernel reads them from costs at least, for a Matmul.
+/// What reaching the operands of a Matmul held in memory costs at least.
 ///
 /// No rewrite of a Matmul changes an operand's level except a move, and kernels read an operand
 /// only from the levels they accept (directly or after `to_accum`). So every byte of an operand
 /// held where no kernel reads it leaves that level through moves, and each move pays at least
 /// the source's cache lines times the level's weight (`m(t)`, paper §3). Tiles split the
 /// operand, but the lines of the pieces add up to at least the lines of the whole.
+///
+/// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
+/// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
+/// operands, so it is either moved or paid for by the kernels, tile by tile.
 fn compulsory_moves(spec: &LogicalSpec, target: &Target) -> u64 {
     let Some(prim) = spec.primitive() else { return 0 };
     let line = u64::from(target.line_bytes);
     spec.operands()
         .iter()
         .enumerate()
-        .filter(|&(i, t)| !KernelKind::any_accepts(prim, i, t.level()))
+        .filter(|&(i, t)| {
+            !KernelKind::any_accepts(prim, i, t.level())
+                || spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
+        })
         .map(|(_, t)| {
             let bytes = t.volume() * u64::from(t.dtype().size_bytes());
             bytes.div_ceil(line) * target.level(t.level()).line_cost
         })
         .sum()
+}
+
+/// What the kernels of a Matmul cost at least, given `lanes`: the lanes of the widest vector
+/// register for the narrowest operand dtype.
+///
+/// Every vector Matmul kernel pays at least 2 per register of products: `BroadcastVecMultAdd`
+/// costs `2v + 1` for `v` output registers, the bf16 variant `3v + 1`, the dot products
+/// `2` (or `3`) per register of `k` plus a constant, `vdpbf16ps` `2` per 32 bf16 pairs, and the
+/// `vdpbf16ps` register tile `2` per pair of `k` per output register of 16 f32 lanes (32 bf16
+/// products). `MultAdd` costs at least 1 per product.
+///
+/// Without bf16 operands the kernels are `MultAdd`, `BroadcastVecMultAdd` and the f32 dot
+/// product, and each call also pays a constant: a call of volume `c` (at most the largest
+/// dimension `D` of the Spec, since these kernels are one-dimensional) costs at least
+/// `2c/L + (1 - 2/L)·c/D`, which summed over calls is the bound below. `MultAdd`, the
+/// tightest case, costs 1 for `c = 1`.
+///
+/// `tests/kernels_on_every_target.rs` checks every kernel's cost against [`spec_lower_bound`]
+/// on every Spec the search visits.
+fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
+    let volume = u128::from(spec.volume());
+    let lanes = u128::from(lanes);
+    if lanes < 2 {
+        return spec.volume();
+    }
+    let bf16 = spec.operands().iter().any(|t| t.dtype() == crate::dtype::Dtype::Bf16);
+    let bound = if bf16 {
+        (2 * volume).div_ceil(lanes)
+    } else {
+        let &[b, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
+        let largest = u128::from(b) * u128::from(m.max(k).max(n));
+        (2 * volume * largest + (lanes - 2) * volume).div_ceil(lanes * largest)
+    };
+    u64::try_from(bound).unwrap_or(u64::MAX)
 }
 
 /// The most elements per unit of cost that `Memcpy` copies: it costs at least the lines of its
