@@ -122,8 +122,10 @@ fn main() {
         };
         let finished = field(line, "finished") == "true";
         let cold = format!("{}{} s", if finished { "" } else { ">" }, field(line, "cold_s"));
+        // A run stopped at its deadline has no warm figures.
+        let ms = |key: &str| if finished { format!("{} ms", field(line, key)) } else { "-".to_owned() };
         println!(
-            "{n:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>6} ms {:>7} ms{}",
+            "{n:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>9} {:>10}{}",
             target.map_or("-".to_owned(), |t| format!("{t} s")),
             cold,
             field(line, "searched"),
@@ -132,8 +134,8 @@ fn main() {
             field(line, "rects"),
             field(line, "values_per_rect"),
             field(line, "bytes"),
-            field(line, "warm_ms"),
-            field(line, "warm_query_ms"),
+            ms("warm_ms"),
+            ms("warm_query_ms"),
             if finished {
                 format!("  (cost {})", field(line, "cost"))
             } else {
