@@ -364,7 +364,13 @@ impl Synthesizer {
         let at_max = *spec.limits() == self.target.max_limits();
         let known = if at_max { self.memo.take_probe_bounds(spec.logical()) } else { None };
         let candidates = actions(spec, self.target);
-        let mut learned: Vec<u64> = Vec::with_capacity(candidates.len());
+        // Per-rewrite bounds, kept only where they can be reused (at maximum limits).
+        let mut learned: Vec<u64> = Vec::with_capacity(if at_max { candidates.len() } else { 0 });
+        let mut learn = |bound: u64| {
+            if at_max {
+                learned.push(bound);
+            }
+        };
         for (index, action) in candidates.into_iter().enumerate() {
             if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
                 break;
@@ -377,7 +383,7 @@ impl Synthesizer {
                     exceeded = exceeded.min(bound);
                     considered.push((0, None));
                 }
-                learned.push(bound);
+                learn(bound);
                 continue;
             }
             let node = match action.apply(spec, self.target) {
@@ -386,11 +392,11 @@ impl Synthesizer {
                     if let Some(imp) = self.instantiate_where_it_fits(spec, &action, level, needed) {
                         rejected.push((imp, level, needed));
                     }
-                    learned.push(u64::MAX);
+                    learn(u64::MAX);
                     continue;
                 }
                 Err(_) => {
-                    learned.push(u64::MAX);
+                    learn(u64::MAX);
                     continue;
                 }
             };
@@ -404,7 +410,7 @@ impl Synthesizer {
                 local.push(l);
             }
             if global.len() < children.len() {
-                learned.push(u64::MAX);
+                learn(u64::MAX);
                 continue; // a child has no implementation at any limits
             }
             let global_bound = bounds::node_lower_bound(&imp, &global, self.target);
@@ -413,12 +419,12 @@ impl Synthesizer {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
                 considered.push((global_bound, None));
-                learned.push(local_bound);
+                learn(local_bound);
                 continue;
             }
             self.stats.actions_tried += 1;
             let evaluation = self.evaluate(&imp, &mut local, threshold);
-            learned.push(match &evaluation {
+            learn(match &evaluation {
                 Evaluation::Complete(cost, _) => cost.main,
                 Evaluation::Infeasible(_) => u64::MAX,
                 Evaluation::Exceeded(bound) => *bound,

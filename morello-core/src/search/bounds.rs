@@ -8,6 +8,7 @@
 //! (see [`compulsory_moves`]).
 
 use crate::cost::{Cost, node_cost};
+use crate::dtype::Dtype;
 use crate::imp::{Impl, ImplNode};
 use crate::kernels::KernelKind;
 use crate::level::Level;
@@ -25,8 +26,8 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
-        Some(Primitive::Matmul { accum }) => {
-            matmul_kernels_bound(spec, widest(spec)) + u64::from(!accum) + compulsory_moves(spec, target)
+        Some(prim @ Primitive::Matmul { accum }) => {
+            matmul_kernels_bound(spec, widest(spec)) + u64::from(!accum) + compulsory_moves(spec, prim, target)
         }
         Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
         Some(Primitive::Move) => spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))),
@@ -52,15 +53,15 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
-fn compulsory_moves(spec: &LogicalSpec, target: &Target) -> u64 {
-    let Some(prim) = spec.primitive() else { return 0 };
+fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     spec.operands()
         .iter()
         .enumerate()
         .filter(|&(i, t)| {
-            !KernelKind::any_accepts(prim, i, t.level())
-                || spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
+            // The cheap test first: `any_accepts` scans the kernel table.
+            spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
+                || !KernelKind::any_accepts(prim, i, t.level())
         })
         .map(|(_, t)| {
             let bytes = t.volume() * u64::from(t.dtype().size_bytes());
@@ -92,7 +93,7 @@ fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
     if lanes < 2 {
         return spec.volume();
     }
-    let bf16 = spec.operands().iter().any(|t| t.dtype() == crate::dtype::Dtype::Bf16);
+    let bf16 = spec.operands().iter().any(|t| t.dtype() == Dtype::Bf16);
     let bound = if bf16 {
         (2 * volume).div_ceil(lanes)
     } else {
