@@ -2,8 +2,13 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--db FILE]
 //! morello-db stats --target avx512 [--db FILE]
 //! ```
+//!
+//! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
+//! build script: a later build (or `MORELLO_OFFLINE=1` build) against the same file finds it.
+//! With `--deadline`, everything solved before the deadline is saved, so a later run resumes.
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` where `<dir>` is `$MORELLO_DB_DIR`
 //! or `target/morello` — the file build scripts of this workspace use.
@@ -13,13 +18,17 @@ use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
+use morello_core::search::Synthesizer;
+use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--db FILE]
   morello-db stats --target <avx2|avx512|portable> [--db FILE]";
 
 fn main() -> ExitCode {
@@ -62,6 +71,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
             print_stats(&db, &path);
             Ok(())
         }
+        "synthesize" => synthesize(&options, target, &path),
         "stats" => {
             let (db, report) = file::load(&path, target);
             match report {
@@ -74,6 +84,37 @@ fn run(args: Vec<String>) -> Result<(), String> {
         }
         other => Err(format!("unknown command `{other}`\n{USAGE}")),
     }
+}
+
+/// `morello-db synthesize`: one Spec into the database at `path`.
+fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path: &Path) -> Result<(), String> {
+    let text = options.get("spec").ok_or_else(|| format!("synthesize needs --spec \"<Spec>\"\n{USAGE}"))?;
+    let spec = Spec::parse_for(text, target).map_err(|e| format!("--spec: {e}"))?;
+    let (db, report) = file::load(path, target);
+    if let LoadReport::Rebuilt(reason) = report {
+        eprintln!("ignoring {}: {reason}; it will be rebuilt", path.display());
+    }
+    let mut synth = Synthesizer::with_database(db);
+    if let Some(secs) = number(options, "deadline")? {
+        synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
+    }
+    eprintln!("synthesizing {spec} for {} into {} ...", target.name, path.display());
+    let result = synth.synthesize(&spec);
+    let stats = synth.stats();
+    eprintln!(
+        "searched {} Specs ({} answered by the database) in {:.1} s",
+        stats.specs_solved,
+        stats.db_hits,
+        stats.elapsed.as_secs_f64()
+    );
+    let mut db = synth.into_database();
+    database::save(&mut db, path)?;
+    let imp = result
+        .map_err(|e| format!("{e}; what was solved is saved in {}, and a rerun resumes from it", path.display()))?;
+    let cost = morello_core::cost::impl_cost(&imp, target).map_or(0, |c| c.main);
+    println!("synthesized {spec}: cost {cost}");
+    print_stats(&db, path);
+    Ok(())
 }
 
 fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {

@@ -1,0 +1,54 @@
+//! The Morello kernels: each found by the search, without a schedule, in `build.rs` (or taken
+//! from the committed database in `morello-db/`, for searches too long for a build), for one of
+//! the benchmark's shapes on the AVX-512 target. All operands are row-major in memory.
+
+morello::kernel! {
+    /// `c = a · b`, 48×48×48 f32.
+    #[target(avx512)]
+    pub fn gemm48(Matmul(1x48x48x48, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 64×64×64 f32.
+    #[target(avx512)]
+    pub fn gemm64(Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 100×100×100 f32.
+    #[target(avx512)]
+    pub fn gemm100(Matmul(1x100x100x100, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 256×256×256 f32. Its search takes about 13 minutes, longer than a build
+    /// should: `morello-db synthesize` put it in the database first (see README.md).
+    #[target(avx512)]
+    pub fn gemm256(Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 1024×1024×1024 f32, **partly hand-scheduled**: the search cannot yet solve
+    /// this size, so the schedule splits it into 256³ blocks by hand and the search (the
+    /// 256³ answer above) implements each block.
+    #[target(avx512)]
+    pub fn gemm1024_blocked(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32, partly hand-scheduled like `gemm1024_blocked`.
+    #[target(avx512)]
+    pub fn gemm2048_blocked(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 8×512 times 512×512, f32.
+    #[target(avx512)]
+    pub fn gemm8x512x512(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, f32 (the gemma.cpp shape).
+    #[target(avx512)]
+    pub fn vecmat_f32(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, bf16 inputs and an f32 output.
+    #[target(avx512)]
+    pub fn vecmat_bf16(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial));
+}

@@ -1,0 +1,133 @@
+//! What the machine can do, measured in the same run as the kernels: the f32 FMA peak and the
+//! read bandwidth that bounds a vector-matrix product; and the process settings that make
+//! measurements comparable (pinning, CPU share).
+
+use crate::timing::{Measurement, measure};
+use std::arch::x86_64::*;
+use std::hint::black_box;
+use std::time::Duration;
+
+/// Independent accumulators in the FMA loop: two FMA ports with a 4-cycle latency need at
+/// least 8 in flight.
+const FMA_CHAINS: usize = 12;
+/// FMA loop iterations per call.
+const FMA_ITERATIONS: u64 = 1 << 20;
+
+/// Floating-point operations of one [`fma_peak_call`].
+pub const FMA_FLOPS_PER_CALL: f64 = (FMA_ITERATIONS as usize * FMA_CHAINS * 16 * 2) as f64;
+
+/// One call of the FMA peak loop: `FMA_CHAINS` independent chains of 512-bit fused
+/// multiply-adds, kept in registers.
+pub fn fma_peak_call() -> f32 {
+    assert!(is_x86_feature_detected!("avx512f"), "the FMA peak loop needs AVX-512F");
+    // SAFETY: AVX-512F is present (checked above).
+    unsafe { fma_chains(FMA_ITERATIONS) }
+}
+
+#[target_feature(enable = "avx512f")]
+fn fma_chains(iterations: u64) -> f32 {
+    let scale = _mm512_set1_ps(0.999_999);
+    let step = _mm512_set1_ps(1e-7);
+    let mut acc = [_mm512_set1_ps(1.0); FMA_CHAINS];
+    for _ in 0..black_box(iterations) {
+        for a in &mut acc {
+            *a = _mm512_fmadd_ps(*a, scale, step);
+        }
+    }
+    let mut total = _mm512_setzero_ps();
+    for a in acc {
+        total = _mm512_add_ps(total, a);
+    }
+    _mm512_reduce_add_ps(total)
+}
+
+/// Rows read side by side by [`read_call`], as a vector-matrix kernel reads its matrix.
+const READ_STREAMS: usize = 8;
+
+/// A buffer larger than the caches (the VM's L3 behaves like 64–128 MiB), for [`read_call`].
+pub fn read_buffer() -> Vec<f32> {
+    const BYTES: usize = 512 << 20;
+    (0..BYTES / 4).map(|i| (i % 7) as f32).collect()
+}
+
+/// Reads all of `buffer` once, in [`READ_STREAMS`] interleaved sequential streams, and returns
+/// a sum so the reads cannot be skipped.
+pub fn read_call(buffer: &[f32]) -> f32 {
+    assert!(is_x86_feature_detected!("avx512f"), "the read loop needs AVX-512F");
+    // SAFETY: AVX-512F is present (checked above).
+    unsafe { read_streams(buffer) }
+}
+
+#[target_feature(enable = "avx512f")]
+fn read_streams(buffer: &[f32]) -> f32 {
+    let stream_len = buffer.len() / READ_STREAMS / 16 * 16;
+    let mut acc = [_mm512_setzero_ps(); READ_STREAMS];
+    let mut i = 0;
+    while i < stream_len {
+        for (s, a) in acc.iter_mut().enumerate() {
+            let chunk = &buffer[s * stream_len + i..s * stream_len + i + 16];
+            // SAFETY: `chunk` holds 16 f32s; the load is unaligned.
+            *a = _mm512_add_ps(*a, unsafe { _mm512_loadu_ps(chunk.as_ptr()) });
+        }
+        i += 16;
+    }
+    acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum()
+}
+
+/// The machine's limits as measured now.
+pub struct Limits {
+    /// f32 FMA peak, GFLOP/s.
+    pub peak_gflops: f64,
+    /// Read bandwidth of data that does not fit in cache, GB/s.
+    pub read_gbps: f64,
+}
+
+/// Measures the FMA peak and the read bandwidth on `threads` threads (each thread runs its own
+/// loop; the figures are totals).
+pub fn measure_limits(threads: usize) -> (Limits, Measurement, Measurement) {
+    let fma = measure(|| {
+        std::thread::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(|| black_box(fma_peak_call()));
+            }
+            black_box(fma_peak_call());
+        })
+    });
+    let buffer = read_buffer();
+    let per_thread = buffer.len() / threads;
+    let read = measure(|| {
+        std::thread::scope(|s| {
+            for part in buffer.chunks(per_thread).skip(1) {
+                s.spawn(move || black_box(read_call(part)));
+            }
+            black_box(read_call(&buffer[..per_thread]));
+        })
+    });
+    let peak_gflops = FMA_FLOPS_PER_CALL * threads as f64 / secs(fma.median) / 1e9;
+    let read_gbps = (buffer.len() * 4) as f64 / secs(read.median) / 1e9;
+    (Limits { peak_gflops, read_gbps }, fma, read)
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+unsafe extern "C" {
+    fn sched_setaffinity(pid: i32, size: usize, mask: *const u64) -> i32;
+}
+
+/// Pins the calling thread (and threads it starts later) to CPUs `cpus`.
+pub fn pin_to(cpus: &[usize]) -> std::io::Result<()> {
+    let mut mask = [0u64; 16];
+    for &c in cpus {
+        mask[c / 64] |= 1 << (c % 64);
+    }
+    // SAFETY: the mask is a valid cpu_set_t of 1024 bits; pid 0 is the calling thread.
+    let status = unsafe { sched_setaffinity(0, std::mem::size_of_val(&mask), mask.as_ptr()) };
+    if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// The 1-minute load average, if readable.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}

@@ -1,0 +1,109 @@
+//! Morello's synthesized kernels side by side with OpenBLAS, oneDNN, faer, gemm and
+//! matrixmultiply, in one process per thread count, on the same inputs, after checking every
+//! output against a reference; with the machine's FMA peak and read bandwidth measured in the
+//! same run. See `bench/README.md` for the method.
+//!
+//! Usage: `bench/run [--only TEXT]`. Without `--phase`, the program runs itself twice: pinned to
+//! one core with every library on one thread, then on both cores with two threads.
+
+mod contenders;
+mod kernels;
+mod machine;
+mod peers;
+mod report;
+mod timing;
+mod workload;
+
+use std::process::{Command, ExitCode};
+use workload::Workload;
+
+/// The shapes of the benchmark (issue 6): f32 GEMMs, and the gemma.cpp vector-matrix shape in
+/// f32 and bf16·bf16→f32.
+const WORKLOADS: [Workload; 9] = [
+    Workload::gemm(48, 48, 48),
+    Workload::gemm(64, 64, 64),
+    Workload::gemm(100, 100, 100),
+    Workload::gemm(256, 256, 256),
+    Workload::gemm(1024, 1024, 1024),
+    Workload::gemm(2048, 2048, 2048),
+    Workload::gemm(8, 512, 512),
+    Workload::vecmat(2048, 16384, false),
+    Workload::vecmat(2048, 16384, true),
+];
+
+/// Command-line options.
+struct Options {
+    /// Run one phase on this many threads (internal: the driver passes it).
+    phase: Option<usize>,
+    /// Only workloads whose name contains this.
+    only: Option<String>,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options { phase: None, only: None };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--phase" => options.phase = Some(value()?.parse().map_err(|e| format!("--phase: {e}"))?),
+            "--only" => options.only = Some(value()?),
+            "-h" | "--help" => return Err("usage: morello-bench [--only TEXT]".to_owned()),
+            other => return Err(format!("unknown argument `{other}`; usage: morello-bench [--only TEXT]")),
+        }
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(o) => o,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let workloads: Vec<Workload> = WORKLOADS
+        .iter()
+        .filter(|w| options.only.as_ref().is_none_or(|only| w.name().contains(only.as_str())))
+        .copied()
+        .collect();
+    match options.phase {
+        Some(threads) => report::run_phase(threads, &workloads),
+        None => drive(&options),
+    }
+}
+
+/// Runs the single-thread phase, then the two-thread one, each in a fresh process: some
+/// libraries fix their thread count at first use.
+fn drive(options: &Options) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("cannot find this program's path to run its phases: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for threads in [1, 2] {
+        let count = threads.to_string();
+        let mut phase = Command::new(&exe);
+        phase.arg("--phase").arg(&count);
+        if let Some(only) = &options.only {
+            phase.arg("--only").arg(only);
+        }
+        for var in ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "RAYON_NUM_THREADS", "MATMUL_NUM_THREADS"] {
+            phase.env(var, &count);
+        }
+        match phase.status() {
+            Ok(status) if status.success() => {}
+            Ok(status) => {
+                eprintln!("the {threads}-thread phase failed ({status})");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("cannot start the {threads}-thread phase: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

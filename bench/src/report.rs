@@ -1,0 +1,100 @@
+//! One phase of the benchmark: measure the machine, then every contender on every workload,
+//! and print the table.
+
+use crate::machine::{self, Limits};
+use crate::peers::{self, Contender};
+use crate::timing::{Measurement, measure};
+use crate::workload::{Inputs, Reference, Workload};
+use std::process::ExitCode;
+
+/// One contender's result on one workload.
+struct Row {
+    name: String,
+    result: Result<Measurement, String>,
+    is_morello: bool,
+}
+
+/// Runs every workload on `threads` threads and prints the table; fails if any output is wrong.
+pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
+    let cpus: Vec<usize> = if threads == 1 { vec![1] } else { (0..threads).collect() };
+    if let Err(e) = machine::pin_to(&cpus) {
+        eprintln!("cannot pin to CPUs {cpus:?}: {e}");
+        return ExitCode::FAILURE;
+    }
+    peers::set_threads(threads);
+    morello::set_max_threads(threads);
+    println!(
+        "\n=== {threads} thread(s), pinned to CPU(s) {cpus:?}; 1-minute load {:.2}",
+        machine::load_average().unwrap_or(f64::NAN)
+    );
+    let (limits, fma, read) = machine::measure_limits(threads);
+    println!(
+        "machine: f32 FMA peak {:.1} GFLOP/s (AVX-512, best {:.1}); read bandwidth {:.2} GB/s (8 streams, 512 MiB; best {:.2})",
+        limits.peak_gflops,
+        limits.peak_gflops * fma.median.as_secs_f64() / fma.best.as_secs_f64(),
+        limits.read_gbps,
+        limits.read_gbps * read.median.as_secs_f64() / read.best.as_secs_f64(),
+    );
+    let mut all_correct = true;
+    for w in workloads {
+        let inputs = Inputs::new(w);
+        let reference = Reference::new(w, &inputs);
+        let mut contenders: Vec<(Contender, bool)> = Vec::new();
+        let morello = crate::contenders::morello(w, &inputs);
+        let has_morello = !morello.is_empty();
+        contenders.extend(morello.into_iter().map(|c| (c, true)));
+        contenders.extend(peers::contenders(w, &inputs, threads).into_iter().map(|c| (c, false)));
+        let rows: Vec<Row> = contenders
+            .into_iter()
+            .map(|(mut c, is_morello)| {
+                let mut out = vec![f32::NAN; w.m * w.n];
+                (c.run)(&mut out);
+                let result = reference.check(w, &out).map(|()| measure(|| (c.run)(&mut out)));
+                Row { name: c.name, result, is_morello }
+            })
+            .collect();
+        all_correct &= rows.iter().all(|r| r.result.is_ok());
+        print_workload(w, &reference.coverage(w), &limits, &rows, has_morello);
+    }
+    if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn gflops(w: &Workload, m: &Measurement) -> f64 {
+    w.flops() / m.median.as_secs_f64() / 1e9
+}
+
+fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], has_morello: bool) {
+    let (ceiling, ceiling_name) = if w.is_vecmat() {
+        (w.flops() / (w.matrix_bytes() / (limits.read_gbps * 1e9)) / 1e9, "of bandwidth ceiling")
+    } else {
+        (limits.peak_gflops, "of FMA peak")
+    };
+    println!("\n{} — checked against the f64 reference on {coverage}; ceiling {ceiling:.1} GFLOP/s", w.name());
+    let best_peer = rows
+        .iter()
+        .filter(|r| !r.is_morello)
+        .filter_map(|r| r.result.as_ref().ok())
+        .map(|m| gflops(w, m))
+        .fold(0.0, f64::max);
+    println!("  {:<44} {:>9} {:>9} {:>7} {:>9} {:>6}", "implementation", "GFLOP/s", "best", "%", "vs peer", "cpu");
+    for row in rows {
+        match &row.result {
+            Ok(m) => {
+                let g = gflops(w, m);
+                let best = w.flops() / m.best.as_secs_f64() / 1e9;
+                println!(
+                    "  {:<44} {g:>9.1} {best:>9.1} {:>6.1}% {:>8.2}x {:>6.2}",
+                    row.name,
+                    100.0 * g / ceiling,
+                    g / best_peer,
+                    m.cpu_share
+                );
+            }
+            Err(e) => println!("  {:<44} WRONG OUTPUT: {e}", row.name),
+        }
+    }
+    if !has_morello {
+        println!("  {:<44} no synthesized kernel for this shape (see bench/README.md)", "Morello");
+    }
+    println!("  (% is {ceiling_name}; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)");
+}

@@ -1,0 +1,88 @@
+//! `morello-db synthesize` searches one Spec into a database file that later builds (even
+//! offline) answer from, and reports bad input without touching the file.
+
+use morello_core::db::file::{self, LoadReport};
+use morello_core::reference::{HostTensor, compare, evaluate};
+use morello_core::search::Synthesizer;
+use morello_core::spec::Spec;
+use morello_core::target::X86_AVX512;
+use std::process::Command;
+
+const SPEC: &str = "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL), serial)";
+
+fn morello_db(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_morello-db")).args(args).output().expect("morello-db runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (output.status.success(), text(&output.stdout), text(&output.stderr))
+}
+
+#[test]
+fn synthesize_fills_the_database_for_offline_builds() {
+    let dir = std::env::temp_dir().join(format!("morello-synthesize-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("x86-avx512.morellodb");
+    let db = path.to_str().unwrap();
+    let target = &X86_AVX512;
+
+    let (ok, stdout, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC]);
+    assert!(ok, "{stderr}");
+    let fresh_cost = {
+        let spec = Spec::parse_for(SPEC, target).unwrap();
+        let imp = Synthesizer::new(target).synthesize(&spec).unwrap();
+        morello_core::cost::impl_cost(&imp, target).unwrap().main
+    };
+    assert!(stdout.contains(&format!("cost {fresh_cost}")), "{stdout}");
+    assert!(stderr.contains("searched ") && !stderr.contains("searched 0 Specs"), "{stderr}");
+
+    // A second run finds everything in the file.
+    let (ok, _, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC]);
+    assert!(ok && stderr.contains("searched 0 Specs"), "{stderr}");
+
+    // An offline synthesizer on the file builds the kernel, and it computes the right thing.
+    let (stored, report) = file::load(&path, target);
+    assert!(matches!(report, LoadReport::Loaded));
+    let mut offline = Synthesizer::with_database(stored);
+    offline.set_offline(true);
+    let spec = Spec::parse_for(SPEC, target).unwrap();
+    let imp = offline.synthesize(&spec).unwrap();
+    assert_eq!(morello_core::cost::impl_cost(&imp, target).unwrap().main, fresh_cost);
+    if morello_core::harness::cpu_supports(target) {
+        let kernel = morello_core::codegen::emit_c(&imp, "offline_kernel", target).unwrap();
+        let operands = spec.operands();
+        let mut args: Vec<HostTensor> = operands.iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
+        let mut expected = args.clone();
+        let tolerances = evaluate(spec.logical(), &mut expected);
+        morello_core::harness::run_kernel(&kernel, &mut args, &morello_core::harness::CCompiler::gcc(), target)
+            .unwrap();
+        compare(spec.logical(), &expected, &args, &tolerances).unwrap();
+    }
+
+    // Bad input is reported with what to fix, and the file is left alone.
+    let before = std::fs::read(&path).unwrap();
+    let (ok, _, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", "Matmul(1x8x8, (f32, GL))"]);
+    assert!(!ok && stderr.contains("--spec:"), "{stderr}");
+    let (ok, _, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db]);
+    assert!(!ok && stderr.contains("synthesize needs --spec"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn synthesize_saves_partial_work_at_its_deadline() {
+    let dir = std::env::temp_dir().join(format!("morello-synthesize-deadline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("x86-avx512.morellodb");
+    let db = path.to_str().unwrap();
+    // Far too large for a zero-second deadline.
+    let spec = "Matmul(1x512x512x512, (f32, GL), (f32, GL), (f32, GL), serial)";
+    let (ok, _, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", spec, "--deadline", "0"]);
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("did not finish before its deadline") && stderr.contains("a rerun resumes from it"),
+        "{stderr}"
+    );
+    assert!(path.is_file(), "what was solved is saved");
+    let _ = std::fs::remove_dir_all(&dir);
+}
