@@ -40,6 +40,28 @@ morello::kernel! {
         synthesize_all;
     }
 
+    /// `c = a · b`, 1024×1024×1024 f32 on several threads, partly hand-scheduled: a parallel
+    /// loop over 256-row bands, then `gemm1024_blocked`'s 256³ blocks.
+    #[target(avx512)]
+    pub fn gemm1024_blocked_parallel(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 256, 1024, 1024], parallel);
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32 on several threads, partly hand-scheduled like
+    /// `gemm1024_blocked_parallel`.
+    #[target(avx512)]
+    pub fn gemm2048_blocked_parallel(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 256, 2048, 2048], parallel);
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
     /// `c = a · b`, 8×512 times 512×512, f32.
     #[target(avx512)]
     pub fn gemm8x512x512(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial));

@@ -40,7 +40,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
         let inputs = Inputs::new(w);
         let reference = Reference::new(w, &inputs);
         let mut contenders: Vec<(Contender, bool)> = Vec::new();
-        let morello = crate::contenders::morello(w, &inputs);
+        let morello = crate::contenders::morello(w, &inputs, threads);
         let has_morello = !morello.is_empty();
         contenders.extend(morello.into_iter().map(|c| (c, true)));
         contenders.extend(peers::contenders(w, &inputs, threads).into_iter().map(|c| (c, false)));
