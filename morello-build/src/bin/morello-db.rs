@@ -99,7 +99,7 @@ fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path:
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
     eprintln!("synthesizing {spec} for {} into {} ...", target.name, path.display());
-    let result = synth.synthesize(&spec);
+    let result = with_heartbeat(|| synth.synthesize(&spec));
     let stats = synth.stats();
     eprintln!(
         "searched {} Specs ({} answered by the database) in {:.1} s",
@@ -116,6 +116,26 @@ fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path:
     print_stats(&db, path);
     Ok(())
 }
+
+/// Runs `work`, printing the elapsed time to stderr every [`HEARTBEAT`] until it returns, so a
+/// search of many minutes shows it is alive.
+fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(HEARTBEAT) {
+                eprintln!("  still searching after {} s", start.elapsed().as_secs());
+            }
+        });
+        let result = work();
+        drop(done);
+        result
+    })
+}
+
+/// How often [`with_heartbeat`] reports.
+const HEARTBEAT: Duration = Duration::from_secs(30);
 
 fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
