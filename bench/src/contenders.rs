@@ -2,7 +2,7 @@
 
 use crate::kernels;
 use crate::peers::Contender;
-use crate::workload::{Inputs, Workload, rotate};
+use crate::workload::{Inputs, Workload};
 
 /// A Morello f32 kernel `c = a · b`.
 type F32Kernel = fn(&[f32], &[f32], &mut [f32]);
@@ -20,36 +20,32 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
     if w.bf16 {
         let a = &inputs.a16;
         return match (w.m, w.k, w.n) {
-            (1, 2048, 16384) => vec![Contender {
-                name: SYNTHESIZED.to_owned(),
-                run: rotate(inputs.b16_copies(), move |b, c| kernels::vecmat_bf16(a, b, c)),
-            }],
+            (1, 2048, 16384) => {
+                vec![Contender::rotating(SYNTHESIZED, inputs.b16_copies(), move |b, c| kernels::vecmat_bf16(a, b, c))]
+            }
             _ => Vec::new(),
         };
     }
-    let kernels: &[(&str, F32Kernel)] = match (w.m, w.k, w.n) {
-        (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48)],
-        (64, 64, 64) => &[(SYNTHESIZED, kernels::gemm64)],
-        (100, 100, 100) => &[(SYNTHESIZED, kernels::gemm100)],
-        (256, 256, 256) => &[(SYNTHESIZED, kernels::gemm256)],
-        (1024, 1024, 1024) if threads > 1 => {
-            &[(BLOCKED, kernels::gemm1024_blocked), (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel)]
+    // (label, kernel, whether it has parallel loops: those run only with several threads)
+    let kernels: &[(&str, F32Kernel, bool)] = match (w.m, w.k, w.n) {
+        (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48, false)],
+        (64, 64, 64) => &[(SYNTHESIZED, kernels::gemm64, false)],
+        (100, 100, 100) => &[(SYNTHESIZED, kernels::gemm100, false)],
+        (256, 256, 256) => &[(SYNTHESIZED, kernels::gemm256, false)],
+        (1024, 1024, 1024) => {
+            &[(BLOCKED, kernels::gemm1024_blocked, false), (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true)]
         }
-        (2048, 2048, 2048) if threads > 1 => {
-            &[(BLOCKED, kernels::gemm2048_blocked), (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel)]
+        (2048, 2048, 2048) => {
+            &[(BLOCKED, kernels::gemm2048_blocked, false), (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true)]
         }
-        (1024, 1024, 1024) => &[(BLOCKED, kernels::gemm1024_blocked)],
-        (2048, 2048, 2048) => &[(BLOCKED, kernels::gemm2048_blocked)],
-        (8, 512, 512) => &[(SYNTHESIZED, kernels::gemm8x512x512)],
-        (1, 2048, 16384) => &[(SYNTHESIZED, kernels::vecmat_f32)],
+        (8, 512, 512) => &[(SYNTHESIZED, kernels::gemm8x512x512, false)],
+        (1, 2048, 16384) => &[(SYNTHESIZED, kernels::vecmat_f32, false)],
         _ => &[],
     };
     let a = &inputs.a;
     kernels
         .iter()
-        .map(|&(name, kernel)| Contender {
-            name: name.to_owned(),
-            run: rotate(inputs.b_copies(), move |b, c| kernel(a, b, c)),
-        })
+        .filter(|&&(_, _, parallel)| !parallel || threads > 1)
+        .map(|&(name, kernel, _)| Contender::rotating(name, inputs.b_copies(), move |b, c| kernel(a, b, c)))
         .collect()
 }

@@ -2,7 +2,7 @@
 //! read bandwidth that bounds a vector-matrix product; and the process settings that make
 //! measurements comparable (pinning, CPU share).
 
-use crate::timing::{Measurement, measure};
+use crate::timing::measure;
 use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Duration;
@@ -74,17 +74,21 @@ fn read_streams(buffer: &[f32]) -> f32 {
     acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum()
 }
 
-/// The machine's limits as measured now.
+/// The machine's limits as measured now: medians, and the best repetition.
 pub struct Limits {
     /// f32 FMA peak, GFLOP/s.
     pub peak_gflops: f64,
+    /// The best repetition's FMA rate, GFLOP/s.
+    pub best_peak_gflops: f64,
     /// Read bandwidth of data that does not fit in cache, GB/s.
     pub read_gbps: f64,
+    /// The best repetition's read bandwidth, GB/s.
+    pub best_read_gbps: f64,
 }
 
 /// Measures the FMA peak and the read bandwidth on `threads` threads (each thread runs its own
 /// loop; the figures are totals).
-pub fn measure_limits(threads: usize) -> (Limits, Measurement, Measurement) {
+pub fn measure_limits(threads: usize) -> Limits {
     let fma = measure(|| {
         std::thread::scope(|s| {
             for _ in 1..threads {
@@ -103,13 +107,15 @@ pub fn measure_limits(threads: usize) -> (Limits, Measurement, Measurement) {
             black_box(read_call(&buffer[..per_thread]));
         })
     });
-    let peak_gflops = FMA_FLOPS_PER_CALL * threads as f64 / secs(fma.median) / 1e9;
-    let read_gbps = (buffer.len() * 4) as f64 / secs(read.median) / 1e9;
-    (Limits { peak_gflops, read_gbps }, fma, read)
-}
-
-fn secs(d: Duration) -> f64 {
-    d.as_secs_f64()
+    let flops = FMA_FLOPS_PER_CALL * threads as f64;
+    let bytes = (buffer.len() * 4) as f64;
+    let per_second = |amount: f64, t: Duration| amount / t.as_secs_f64() / 1e9;
+    Limits {
+        peak_gflops: per_second(flops, fma.median),
+        best_peak_gflops: per_second(flops, fma.best),
+        read_gbps: per_second(bytes, read.median),
+        best_read_gbps: per_second(bytes, read.best),
+    }
 }
 
 unsafe extern "C" {

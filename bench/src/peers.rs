@@ -1,7 +1,7 @@
 //! The peers: OpenBLAS (`cblas_sgemm`, `cblas_sgemv`), oneDNN's matmul primitive with
 //! prepacked weights, and the `faer`, `gemm` (with `x86-v4`) and `matrixmultiply` crates.
 
-use crate::workload::{Inputs, Workload, rotate};
+use crate::workload::{Inputs, Workload};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::num::NonZeroUsize;
 
@@ -14,6 +14,19 @@ pub struct Contender<'a> {
     pub name: String,
     /// Computes the product.
     pub run: Run<'a>,
+}
+
+impl<'a> Contender<'a> {
+    /// A contender that calls `f` with each of `items` in turn, one per call: the copies of `b`
+    /// (see [`Inputs`]), or whatever was prepared for each copy.
+    pub fn rotating<T: 'a>(name: impl Into<String>, items: Vec<T>, mut f: impl FnMut(&T, &mut [f32]) + 'a) -> Self {
+        let mut next = 0;
+        let run = Box::new(move |c: &mut [f32]| {
+            f(&items[next], c);
+            next = (next + 1) % items.len();
+        });
+        Contender { name: name.into(), run }
+    }
 }
 
 const CBLAS_ROW_MAJOR: c_int = 101;
@@ -140,119 +153,104 @@ pub fn contenders<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<C
     let a = &inputs.a;
     let copies = inputs.b_copies();
     if w.is_vecmat() {
-        out.push(Contender {
-            name: "OpenBLAS sgemv".to_owned(),
-            run: rotate(copies.clone(), move |b, c| {
-                // SAFETY: y = bᵀ·a with b a k×n row-major matrix; the slices have those lengths.
-                unsafe {
-                    cblas_sgemv(
-                        CBLAS_ROW_MAJOR,
-                        CBLAS_TRANS,
-                        int(k),
-                        int(n),
-                        1.0,
-                        b.as_ptr(),
-                        int(n),
-                        a.as_ptr(),
-                        1,
-                        0.0,
-                        c.as_mut_ptr(),
-                        1,
-                    )
-                }
-            }),
-        });
-    } else {
-        out.push(Contender {
-            name: "OpenBLAS sgemm".to_owned(),
-            run: rotate(copies.clone(), move |b, c| {
-                // SAFETY: row-major m×k · k×n into m×n; the slices have those lengths.
-                unsafe {
-                    cblas_sgemm(
-                        CBLAS_ROW_MAJOR,
-                        CBLAS_NO_TRANS,
-                        CBLAS_NO_TRANS,
-                        int(m),
-                        int(n),
-                        int(k),
-                        1.0,
-                        a.as_ptr(),
-                        int(k),
-                        b.as_ptr(),
-                        int(n),
-                        0.0,
-                        c.as_mut_ptr(),
-                        int(n),
-                    )
-                }
-            }),
-        });
-    }
-    let par =
-        if threads == 1 { faer::Par::Seq } else { faer::Par::Rayon(NonZeroUsize::new(threads).expect("threads > 0")) };
-    out.push(Contender {
-        name: "faer".to_owned(),
-        run: rotate(copies.clone(), move |b, c| {
-            let lhs = faer::MatRef::from_row_major_slice(a, m, k);
-            let rhs = faer::MatRef::from_row_major_slice(b, k, n);
-            let dst = faer::MatMut::from_row_major_slice_mut(c, m, n);
-            faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0f32, par);
-        }),
-    });
-    let parallelism = if threads == 1 { gemm::Parallelism::None } else { gemm::Parallelism::Rayon(threads) };
-    out.push(Contender {
-        name: "gemm (x86-v4)".to_owned(),
-        run: rotate(copies.clone(), move |b, c| {
-            // SAFETY: row-major strides for m×k, k×n and m×n matrices of these lengths.
+        out.push(Contender::rotating("OpenBLAS sgemv", copies.clone(), move |b: &&[f32], c| {
+            // SAFETY: y = bᵀ·a with b a k×n row-major matrix; the slices have those lengths.
             unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    c.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    a.as_ptr(),
-                    1,
-                    k as isize,
-                    b.as_ptr(),
-                    1,
-                    n as isize,
-                    0.0f32,
-                    1.0f32,
-                    false,
-                    false,
-                    false,
-                    parallelism,
-                )
-            }
-        }),
-    });
-    out.push(Contender {
-        name: "matrixmultiply".to_owned(),
-        run: rotate(copies.clone(), move |b, c| {
-            // SAFETY: row-major strides for m×k, k×n and m×n matrices of these lengths.
-            unsafe {
-                matrixmultiply::sgemm(
-                    m,
-                    k,
-                    n,
+                cblas_sgemv(
+                    CBLAS_ROW_MAJOR,
+                    CBLAS_TRANS,
+                    int(k),
+                    int(n),
                     1.0,
-                    a.as_ptr(),
-                    k as isize,
-                    1,
                     b.as_ptr(),
-                    n as isize,
+                    int(n),
+                    a.as_ptr(),
                     1,
                     0.0,
                     c.as_mut_ptr(),
-                    n as isize,
                     1,
                 )
             }
-        }),
-    });
+        }));
+    } else {
+        out.push(Contender::rotating("OpenBLAS sgemm", copies.clone(), move |b: &&[f32], c| {
+            // SAFETY: row-major m×k · k×n into m×n; the slices have those lengths.
+            unsafe {
+                cblas_sgemm(
+                    CBLAS_ROW_MAJOR,
+                    CBLAS_NO_TRANS,
+                    CBLAS_NO_TRANS,
+                    int(m),
+                    int(n),
+                    int(k),
+                    1.0,
+                    a.as_ptr(),
+                    int(k),
+                    b.as_ptr(),
+                    int(n),
+                    0.0,
+                    c.as_mut_ptr(),
+                    int(n),
+                )
+            }
+        }));
+    }
+    let par =
+        if threads == 1 { faer::Par::Seq } else { faer::Par::Rayon(NonZeroUsize::new(threads).expect("threads > 0")) };
+    out.push(Contender::rotating("faer", copies.clone(), move |b: &&[f32], c| {
+        let lhs = faer::MatRef::from_row_major_slice(a, m, k);
+        let rhs = faer::MatRef::from_row_major_slice(b, k, n);
+        let dst = faer::MatMut::from_row_major_slice_mut(c, m, n);
+        faer::linalg::matmul::matmul(dst, faer::Accum::Replace, lhs, rhs, 1.0f32, par);
+    }));
+    let parallelism = if threads == 1 { gemm::Parallelism::None } else { gemm::Parallelism::Rayon(threads) };
+    out.push(Contender::rotating("gemm (x86-v4)", copies.clone(), move |b: &&[f32], c| {
+        // SAFETY: row-major strides for m×k, k×n and m×n matrices of these lengths.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                a.as_ptr(),
+                1,
+                k as isize,
+                b.as_ptr(),
+                1,
+                n as isize,
+                0.0f32,
+                1.0f32,
+                false,
+                false,
+                false,
+                parallelism,
+            )
+        }
+    }));
+    out.push(Contender::rotating("matrixmultiply", copies.clone(), move |b: &&[f32], c| {
+        // SAFETY: row-major strides for m×k, k×n and m×n matrices of these lengths.
+        unsafe {
+            matrixmultiply::sgemm(
+                m,
+                k,
+                n,
+                1.0,
+                a.as_ptr(),
+                k as isize,
+                1,
+                b.as_ptr(),
+                n as isize,
+                1,
+                0.0,
+                c.as_mut_ptr(),
+                n as isize,
+                1,
+            )
+        }
+    }));
     out
 }
 
@@ -274,14 +272,9 @@ fn onednn<'a>(w: &Workload, inputs: &'a Inputs) -> Option<Contender<'a>> {
     // SAFETY: the primitive is live; the string lives as long as it.
     let implementation =
         unsafe { CStr::from_ptr(bench_dnnl_matmul_impl(primitives[0].0)) }.to_string_lossy().into_owned();
-    let mut next = 0;
-    Some(Contender {
-        name: format!("oneDNN prepacked ({implementation})"),
-        // SAFETY: `a` holds m×k elements of the declared dtype and `c` m×n f32s (the table
-        // allocates every output with m×n elements). The closure owns the primitives.
-        run: Box::new(move |c| {
-            unsafe { primitives[next].run(a, c) };
-            next = (next + 1) % primitives.len();
-        }),
-    })
+    // SAFETY: `a` holds m×k elements of the declared dtype and `c` m×n f32s (the table allocates
+    // every output with m×n elements). The contender owns the primitives.
+    Some(Contender::rotating(format!("oneDNN prepacked ({implementation})"), primitives, move |p, c| unsafe {
+        p.run(a, c)
+    }))
 }

@@ -27,13 +27,10 @@ pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
         "\n=== {threads} thread(s), pinned to CPU(s) {cpus:?}; 1-minute load {:.2}",
         machine::load_average().unwrap_or(f64::NAN)
     );
-    let (limits, fma, read) = machine::measure_limits(threads);
+    let limits = machine::measure_limits(threads);
     println!(
         "machine: f32 FMA peak {:.1} GFLOP/s (AVX-512, best {:.1}); read bandwidth {:.2} GB/s (8 streams, 512 MiB; best {:.2})",
-        limits.peak_gflops,
-        limits.peak_gflops * fma.median.as_secs_f64() / fma.best.as_secs_f64(),
-        limits.read_gbps,
-        limits.read_gbps * read.median.as_secs_f64() / read.best.as_secs_f64(),
+        limits.peak_gflops, limits.best_peak_gflops, limits.read_gbps, limits.best_read_gbps,
     );
     let mut all_correct = true;
     for w in workloads {

@@ -2,6 +2,8 @@
 //! against before it is timed.
 
 use half::bf16;
+use morello_core::dtype::Dtype;
+use morello_core::reference::semantics::gamma;
 
 /// `c[m×n] = a[m×k] · b[k×n]`, all row-major, output f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +56,7 @@ impl Workload {
 /// A vector-matrix product is timed on cold data: its matrix `b` (64 or 128 MiB here) would
 /// otherwise stay partly in the last-level cache between calls and beat the memory bandwidth.
 /// So there are identical copies of `b` adding up to [`COLD_BYTES`], and each call reads the
-/// next one ([`rotate`]).
+/// next one ([`crate::peers::Contender::rotating`]).
 pub struct Inputs {
     /// `a`, as f32.
     pub a: Vec<f32>,
@@ -72,15 +74,6 @@ pub struct Inputs {
 /// Bytes of matrix a vector-matrix product rotates through: more than the caches hold (the
 /// VM's L3 behaves like 64–128 MiB).
 pub const COLD_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
-
-/// `f` applied to `copies` in turn, one copy per call.
-pub fn rotate<'a, T>(copies: Vec<&'a [T]>, mut f: impl FnMut(&'a [T], &mut [f32]) + 'a) -> crate::peers::Run<'a> {
-    let mut next = 0;
-    Box::new(move |c| {
-        f(copies[next], c);
-        next = (next + 1) % copies.len();
-    })
-}
 
 impl Inputs {
     /// Deterministic values in [-1, 1).
@@ -132,8 +125,8 @@ pub fn checked_rows(w: &Workload) -> Vec<usize> {
 }
 
 /// The reference: per checked element, the product in f64 and the error an f32 computation may
-/// make, `γ(k+1)·Σ|a·b|` with `γ(n) = n·u/(1 − n·u)` and `u = 2⁻²⁴` (the bound the project's
-/// reference evaluator uses for dot products).
+/// make, `γ(k+1)·Σ|a·b|` with f32's unit roundoff (the reference evaluator's bound for dot
+/// products, from its [`gamma`]).
 pub struct Reference {
     rows: Vec<usize>,
     values: Vec<f64>,
@@ -144,9 +137,7 @@ impl Reference {
     /// Computes the reference for `w` on `inputs`.
     pub fn new(w: &Workload, inputs: &Inputs) -> Self {
         let rows = checked_rows(w);
-        let u = 2f64.powi(-24);
-        let terms = (w.k + 1) as f64;
-        let gamma = terms * u / (1.0 - terms * u);
+        let gamma = gamma(w.k as u64 + 1, Dtype::F32.unit_roundoff());
         let mut values = Vec::with_capacity(rows.len() * w.n);
         let mut tolerances = Vec::with_capacity(rows.len() * w.n);
         for &i in &rows {

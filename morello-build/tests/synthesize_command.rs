@@ -6,6 +6,7 @@ use morello_core::reference::{HostTensor, compare, evaluate};
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
+use std::path::PathBuf;
 use std::process::Command;
 
 const SPEC: &str = "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL), serial)";
@@ -16,11 +17,17 @@ fn morello_db(args: &[&str]) -> (bool, String, String) {
     (output.status.success(), text(&output.stdout), text(&output.stderr))
 }
 
-#[test]
-fn synthesize_fills_the_database_for_offline_builds() {
-    let dir = std::env::temp_dir().join(format!("morello-synthesize-test-{}", std::process::id()));
+/// A fresh directory for one test, and the database file path in it.
+fn scratch_database(test: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("morello-synthesize-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("x86-avx512.morellodb");
+    (dir, path)
+}
+
+#[test]
+fn synthesize_fills_the_database_for_offline_builds() {
+    let (dir, path) = scratch_database("fills");
     let db = path.to_str().unwrap();
     let target = &X86_AVX512;
 
@@ -70,9 +77,7 @@ fn synthesize_fills_the_database_for_offline_builds() {
 
 #[test]
 fn synthesize_saves_partial_work_at_its_deadline() {
-    let dir = std::env::temp_dir().join(format!("morello-synthesize-deadline-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("x86-avx512.morellodb");
+    let (dir, path) = scratch_database("deadline");
     let db = path.to_str().unwrap();
     // Far too large for a zero-second deadline.
     let spec = "Matmul(1x512x512x512, (f32, GL), (f32, GL), (f32, GL), serial)";

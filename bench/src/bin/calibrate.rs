@@ -167,7 +167,7 @@ fn time_all(chosen: &[Candidate], target: &Target) -> Result<Vec<f64>, String> {
     std::fs::write(&main, timing_driver(chosen)).map_err(|e| e.to_string())?;
     let exe = dir.join("calibrate");
     eprintln!("compiling {} kernels into one timing program ...", chosen.len());
-    let output = Command::new("gcc")
+    let output = Command::new(CCompiler::gcc().program)
         .args(CCompiler::flags(target))
         .args(&sources)
         .arg(&main)
@@ -176,7 +176,7 @@ fn time_all(chosen: &[Candidate], target: &Target) -> Result<Vec<f64>, String> {
         .output()
         .map_err(|e| e.to_string())?;
     if !output.status.success() {
-        return Err(format!("gcc failed:\n{}", String::from_utf8_lossy(&output.stderr)));
+        return Err(format!("the C compiler failed:\n{}", String::from_utf8_lossy(&output.stderr)));
     }
     eprintln!("timing (5 interleaved rounds, each call repeated for at least 20 ms) ...");
     let output = Command::new("taskset").arg("-c").arg("1").arg(&exe).output().map_err(|e| e.to_string())?;

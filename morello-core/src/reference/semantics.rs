@@ -25,7 +25,7 @@ fn linear(shape: &[u32], coord: &[u32]) -> usize {
 }
 
 /// `γ(n) = n·u / (1 − n·u)`: the relative error bound of an `n`-term floating-point sum.
-fn gamma(n: u64, unit_roundoff: f64) -> f64 {
+pub fn gamma(n: u64, unit_roundoff: f64) -> f64 {
     let nu = n as f64 * unit_roundoff;
     nu / (1.0 - nu)
 }
