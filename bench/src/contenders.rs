@@ -11,6 +11,8 @@ type F32Kernel = fn(&[f32], &[f32], &mut [f32]);
 const SYNTHESIZED: &str = "Morello (synthesized)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
+/// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
+const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 
@@ -20,9 +22,12 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
     if w.bf16 {
         let a = &inputs.a16;
         return match (w.m, w.k, w.n) {
-            (1, 2048, 16384) => {
-                vec![Contender::rotating(SYNTHESIZED, inputs.b16_copies(), move |b, c| kernels::vecmat_bf16(a, b, c))]
-            }
+            (1, 2048, 16384) => vec![
+                Contender::rotating(SYNTHESIZED, inputs.b16_copies(), move |b, c| kernels::vecmat_bf16(a, b, c)),
+                Contender::rotating(ROW_BLOCKED, inputs.b16_copies(), move |b, c| {
+                    kernels::vecmat_bf16_blocked(a, b, c)
+                }),
+            ],
             _ => Vec::new(),
         };
     }
@@ -39,7 +44,9 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[(BLOCKED, kernels::gemm2048_blocked, false), (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true)]
         }
         (8, 512, 512) => &[(SYNTHESIZED, kernels::gemm8x512x512, false)],
-        (1, 2048, 16384) => &[(SYNTHESIZED, kernels::vecmat_f32, false)],
+        (1, 2048, 16384) => {
+            &[(SYNTHESIZED, kernels::vecmat_f32, false), (ROW_BLOCKED, kernels::vecmat_f32_blocked, false)]
+        }
         _ => &[],
     };
     let a = &inputs.a;

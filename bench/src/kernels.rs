@@ -1,6 +1,8 @@
-//! The Morello kernels: each found by the search, without a schedule, in `build.rs` (or taken
-//! from the committed database in `morello-db/`, for searches too long for a build), for one of
-//! the benchmark's shapes on the AVX-512 target. All operands are row-major in memory.
+//! The Morello kernels for the benchmark's shapes on the AVX-512 target, synthesized in
+//! `build.rs` (answers are kept in `target/morello/`; see README.md for searching the slow ones
+//! first with `morello-db synthesize`). Kernels without a schedule are wholly found by the
+//! search; those with one are partly hand-scheduled and say so. All operands are row-major in
+//! memory.
 
 morello::kernel! {
     /// `c = a · b`, 48×48×48 f32.
@@ -73,4 +75,25 @@ morello::kernel! {
     /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, bf16 inputs and an f32 output.
     #[target(avx512)]
     pub fn vecmat_bf16(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial));
+
+    /// `c = a · b` as `vecmat_f32`, **partly hand-scheduled**: the schedule sweeps `b` in blocks
+    /// of 16 whole rows, so each block streams 16 rows from memory side by side, instead of the
+    /// searched kernel's column strips that jump 64 KiB from row to row; the search implements
+    /// each block.
+    #[target(avx512)]
+    pub fn vecmat_f32_blocked(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1, 16, 16384]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `vecmat_bf16`, partly hand-scheduled like `vecmat_f32_blocked`.
+    #[target(avx512)]
+    pub fn vecmat_bf16_blocked(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1, 16, 16384]);
+        synthesize_all;
+    }
 }

@@ -3,9 +3,11 @@
 //! output against a reference; with the machine's FMA peak and read bandwidth measured in the
 //! same run. See `bench/README.md` for the method.
 //!
-//! Usage: `bench/run [--only TEXT]`. Without `--phase`, the program runs itself twice: pinned to
-//! one core with every library on one thread, then on both cores with two threads.
+//! Usage: `bench/run [--only TEXT] [--offset BYTES]`. Without `--phase`, the program runs itself
+//! twice: pinned to one core with every library on one thread, then on both cores with two
+//! threads.
 
+mod aligned;
 mod contenders;
 mod kernels;
 mod machine;
@@ -37,19 +39,31 @@ struct Options {
     phase: Option<usize>,
     /// Only workloads whose name contains this.
     only: Option<String>,
+    /// Every input and output buffer starts this many bytes past a cache line.
+    offset: usize,
 }
 
+const USAGE: &str = "usage: morello-bench [--only TEXT] [--offset BYTES]";
+
 fn parse_options() -> Result<Options, String> {
-    let mut options = Options { phase: None, only: None };
+    let mut options = Options { phase: None, only: None, offset: 0 };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--phase" => options.phase = Some(value()?.parse().map_err(|e| format!("--phase: {e}"))?),
             "--only" => options.only = Some(value()?),
-            "-h" | "--help" => return Err("usage: morello-bench [--only TEXT]".to_owned()),
-            other => return Err(format!("unknown argument `{other}`; usage: morello-bench [--only TEXT]")),
+            "--offset" => options.offset = value()?.parse().map_err(|e| format!("--offset: {e}"))?,
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
+    }
+    if options.offset >= aligned::LINE_BYTES || !options.offset.is_multiple_of(4) {
+        return Err(format!(
+            "--offset {} must be a multiple of 4 (an f32) below {}",
+            options.offset,
+            aligned::LINE_BYTES
+        ));
     }
     Ok(options)
 }
@@ -68,7 +82,7 @@ fn main() -> ExitCode {
         .copied()
         .collect();
     match options.phase {
-        Some(threads) => report::run_phase(threads, &workloads),
+        Some(threads) => report::run_phase(threads, &workloads, options.offset),
         None => drive(&options),
     }
 }
@@ -86,7 +100,7 @@ fn drive(options: &Options) -> ExitCode {
     for threads in [1, 2] {
         let count = threads.to_string();
         let mut phase = Command::new(&exe);
-        phase.arg("--phase").arg(&count);
+        phase.arg("--phase").arg(&count).arg("--offset").arg(options.offset.to_string());
         if let Some(only) = &options.only {
             phase.arg("--only").arg(only);
         }

@@ -1,6 +1,7 @@
 //! One phase of the benchmark: measure the machine, then every contender on every workload,
 //! and print the table.
 
+use crate::aligned::Placed;
 use crate::machine::{self, Limits};
 use crate::peers::{self, Contender};
 use crate::timing::{Measurement, measure};
@@ -14,8 +15,9 @@ struct Row {
     is_morello: bool,
 }
 
-/// Runs every workload on `threads` threads and prints the table; fails if any output is wrong.
-pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
+/// Runs every workload on `threads` threads, every buffer `offset` bytes past a cache line, and
+/// prints the table; fails if any output is wrong.
+pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitCode {
     let cpus: Vec<usize> = if threads == 1 { vec![1] } else { (0..threads).collect() };
     if let Err(e) = machine::pin_to(&cpus) {
         eprintln!("cannot pin to CPUs {cpus:?}: {e}");
@@ -24,7 +26,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
     peers::set_threads(threads);
     morello::set_max_threads(threads);
     println!(
-        "\n=== {threads} thread(s), pinned to CPU(s) {cpus:?}; 1-minute load {:.2}",
+        "\n=== {threads} thread(s), pinned to CPU(s) {cpus:?}; 1-minute load {:.2}; buffers start {offset} bytes past a cache line",
         machine::load_average().unwrap_or(f64::NAN)
     );
     let limits = machine::measure_limits(threads);
@@ -34,7 +36,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
     );
     let mut all_correct = true;
     for w in workloads {
-        let inputs = Inputs::new(w);
+        let inputs = Inputs::new(w, offset);
         let reference = Reference::new(w, &inputs);
         let mut contenders: Vec<(Contender, bool)> = Vec::new();
         let morello = crate::contenders::morello(w, &inputs, threads);
@@ -44,7 +46,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload]) -> ExitCode {
         let rows: Vec<Row> = contenders
             .into_iter()
             .map(|(mut c, is_morello)| {
-                let mut out = vec![f32::NAN; w.m * w.n];
+                let mut out = Placed::filled(f32::NAN, w.m * w.n, offset);
                 (c.run)(&mut out);
                 let result = reference.check(w, &out).map(|()| measure(|| (c.run)(&mut out)));
                 Row { name: c.name, result, is_morello }

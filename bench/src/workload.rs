@@ -1,6 +1,7 @@
 //! The shapes the benchmark runs, their inputs, and the reference every output is checked
 //! against before it is timed.
 
+use crate::aligned::Placed;
 use half::bf16;
 use morello_core::dtype::Dtype;
 use morello_core::reference::semantics::gamma;
@@ -57,18 +58,20 @@ impl Workload {
 /// otherwise stay partly in the last-level cache between calls and beat the memory bandwidth.
 /// So there are identical copies of `b` adding up to [`COLD_BYTES`], and each call reads the
 /// next one ([`crate::peers::Contender::rotating`]).
+///
+/// Every buffer starts the same number of bytes past a cache line (see [`crate::aligned`]).
 pub struct Inputs {
     /// `a`, as f32.
-    pub a: Vec<f32>,
+    pub a: Placed<f32>,
     /// `b`, as f32 (for bf16 workloads, only the reference reads it).
-    pub b: Vec<f32>,
+    pub b: Placed<f32>,
     /// `a` in bf16 (empty for f32 workloads).
-    pub a16: Vec<bf16>,
+    pub a16: Placed<bf16>,
     /// `b` in bf16 (empty for f32 workloads).
-    pub b16: Vec<bf16>,
+    pub b16: Placed<bf16>,
     /// Further copies of `b` in the dtype the contenders read, for vector-matrix products.
-    more_b: Vec<Vec<f32>>,
-    more_b16: Vec<Vec<bf16>>,
+    more_b: Vec<Placed<f32>>,
+    more_b16: Vec<Placed<bf16>>,
 }
 
 /// Bytes of matrix a vector-matrix product rotates through: more than the caches hold (the
@@ -76,8 +79,8 @@ pub struct Inputs {
 pub const COLD_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
 
 impl Inputs {
-    /// Deterministic values in [-1, 1).
-    pub fn new(w: &Workload) -> Self {
+    /// Deterministic values in [-1, 1), every buffer starting `offset` bytes past a cache line.
+    pub fn new(w: &Workload, offset: usize) -> Self {
         let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (w.m * 31 + w.k * 17 + w.n) as u64;
         let mut next = move || {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
@@ -92,6 +95,8 @@ impl Inputs {
             a = a16.iter().map(|x| x.to_f32()).collect();
             b = b16.iter().map(|x| x.to_f32()).collect();
         }
+        let (a, b) = (Placed::new(&a, offset), Placed::new(&b, offset));
+        let (a16, b16) = (Placed::new(&a16, offset), Placed::new(&b16, offset));
         let copies = if w.is_vecmat() { (COLD_BYTES / w.matrix_bytes()).ceil() as usize } else { 1 };
         let more_b = if w.bf16 { Vec::new() } else { vec![b.clone(); copies - 1] };
         let more_b16 = if w.bf16 { vec![b16.clone(); copies - 1] } else { Vec::new() };
@@ -100,12 +105,12 @@ impl Inputs {
 
     /// Every copy of `b` (f32 workloads), the first one first.
     pub fn b_copies(&self) -> Vec<&[f32]> {
-        std::iter::once(&self.b).chain(&self.more_b).map(Vec::as_slice).collect()
+        std::iter::once(&self.b).chain(&self.more_b).map(|b| &**b).collect()
     }
 
     /// Every copy of `b` in bf16 (bf16 workloads), the first one first.
     pub fn b16_copies(&self) -> Vec<&[bf16]> {
-        std::iter::once(&self.b16).chain(&self.more_b16).map(Vec::as_slice).collect()
+        std::iter::once(&self.b16).chain(&self.more_b16).map(|b| &**b).collect()
     }
 }
 
