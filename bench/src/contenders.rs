@@ -3,33 +3,35 @@
 use crate::kernels;
 use crate::peers::Contender;
 use crate::workload::{Inputs, Workload};
+use half::bf16;
 
 /// A Morello f32 kernel `c = a · b`.
 type F32Kernel = fn(&[f32], &[f32], &mut [f32]);
+/// A Morello bf16 · bf16 → f32 kernel `c = a · b`.
+type Bf16Kernel = fn(&[bf16], &[bf16], &mut [f32]);
 
 /// Label of kernels found entirely by the search.
 const SYNTHESIZED: &str = "Morello (synthesized)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
-/// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
-const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
+/// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
+const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 
 /// The Morello kernels for `w`: the synthesized one, if the search produced one for its
-/// shape, or labelled partly hand-scheduled ones (with parallel loops when `threads > 1`).
+/// shape, and labelled partly hand-scheduled ones (with parallel loops when `threads > 1`).
 pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Contender<'a>> {
     if w.bf16 {
-        let a = &inputs.a16;
-        return match (w.m, w.k, w.n) {
-            (1, 2048, 16384) => vec![
-                Contender::rotating(SYNTHESIZED, inputs.b16_copies(), move |b, c| kernels::vecmat_bf16(a, b, c)),
-                Contender::rotating(ROW_BLOCKED, inputs.b16_copies(), move |b, c| {
-                    kernels::vecmat_bf16_blocked(a, b, c)
-                }),
-            ],
-            _ => Vec::new(),
+        let kernels: &[(&str, Bf16Kernel)] = match (w.m, w.k, w.n) {
+            (1, 2048, 16384) => &[(SYNTHESIZED, kernels::vecmat_bf16), (ROW_BLOCKED, kernels::vecmat_bf16_blocked)],
+            _ => &[],
         };
+        let a = &inputs.a16;
+        return kernels
+            .iter()
+            .map(|&(name, kernel)| Contender::rotating(name, inputs.b16_copies(), move |b, c| kernel(a, b, c)))
+            .collect();
     }
     // (label, kernel, whether it has parallel loops: those run only with several threads)
     let kernels: &[(&str, F32Kernel, bool)] = match (w.m, w.k, w.n) {

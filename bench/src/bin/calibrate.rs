@@ -1,8 +1,8 @@
 //! Cost-model calibration report: how well the cost model ranks implementations of one Spec.
 //!
 //! It builds many distinct complete implementations of one Spec: for every rewrite the search
-//! may apply at the top, and for every rewrite of that rewrite's first child, the rest is
-//! completed optimally by the search. Each is compiled, checked against the reference
+//! may apply at the top, and for up to [`SECOND_LEVEL_PER_TOP`] rewrites of that rewrite's
+//! first child, the rest is completed optimally by the search. Each is compiled, checked against the reference
 //! evaluator, then timed in one process, pinned to one core, in interleaved rounds (so drift
 //! hits every kernel alike). It prints predicted cost against measured median time and
 //! Spearman's rank correlation between them.
