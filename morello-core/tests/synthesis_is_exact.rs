@@ -9,25 +9,30 @@ use morello_core::level::Level;
 use morello_core::limits::MemoryLimits;
 use morello_core::search::{Entry, Synthesizer, exhaustive};
 use morello_core::spec::{LogicalSpec, Spec};
-use morello_core::target::X86_AVX2;
+use morello_core::target::{Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
 
 /// Checks one Spec against both reference searches (tree enumeration only when small enough).
 /// Returns how many complete implementations were enumerated, if that was feasible.
 fn check(text: &str) -> Option<usize> {
-    let spec: Spec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-    let reference = exhaustive::optimal_cost(&spec, &X86_AVX2).map(|c| c.main);
-    let mut synth = Synthesizer::new(&X86_AVX2);
+    check_on(text, &X86_AVX2)
+}
+
+/// [`check`] on `target`.
+fn check_on(text: &str, target: &'static Target) -> Option<usize> {
+    let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let reference = exhaustive::optimal_cost(&spec, target).map(|c| c.main);
+    let mut synth = Synthesizer::new(target);
     let found = synth.optimal_cost(&spec).map(|c| c.main);
-    assert_eq!(found, reference, "optimum of {spec}");
-    let enumerated = exhaustive::all_impls(&spec, &X86_AVX2, 30_000);
+    assert_eq!(found, reference, "optimum of {spec} on {}", target.name);
+    let enumerated = exhaustive::all_impls(&spec, target, 30_000);
     if let Some(impls) = &enumerated {
-        let minimum = impls.iter().map(|i| impl_cost(i, &X86_AVX2).expect("complete").main).min();
+        let minimum = impls.iter().map(|i| impl_cost(i, target).expect("complete").main).min();
         assert_eq!(found, minimum, "minimum over all {} implementations of {spec}", impls.len());
     }
     if let Some(cost) = found {
         let imp = synth.synthesize(&spec).expect("satisfiable");
-        let recomputed = impl_cost(&imp, &X86_AVX2).expect("complete");
+        let recomputed = impl_cost(&imp, target).expect("complete");
         assert_eq!(recomputed.main, cost, "the returned implementation of {spec} costs what was claimed");
         assert!(recomputed.peak.fits_within(spec.limits()), "{spec} peaks at {}", recomputed.peak);
     } else {
@@ -59,6 +64,24 @@ fn small_specs_match_exhaustive_dynamic_programming() {
     let _ = check("(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])");
     let _ = check("(Move(1x2x8, (f32, GL), (f32, GL, [0, 2, 1, 2 p4])), [16, 64, 256, 1024])");
     let _ = check("(Matmul(1x4x4x4, (f32, L1), (f32, L1), (f32, L1)), [32, 128, 1024, 0])");
+}
+
+/// The lower bounds on moves depend on the target's line weights and vector width (see
+/// `search::bounds`), and AVX-512's differ from AVX2's (L1 lines weigh 1, registers are 64
+/// bytes), so moves to and from global memory, a cast and a relayout are checked there too.
+#[test]
+fn avx512_moves_and_products_match_exhaustive_dynamic_programming() {
+    for text in [
+        "(Move(2x16, (f32, GL), (f32, GL, col_major)), [16, 256, 512, 1024])",
+        "(Move(2x16, (f32, L1), (f32, GL)), [16, 256, 512, 1024])",
+        "(Move(1x32, (bf16, GL), (f32, L1)), [16, 256, 512, 1024])",
+        "(Move(4x4, (f32, L1), (f32, L1, col_major)), [16, 256, 512, 1024])",
+        "(Matmul(1x1x2x16, (f32, GL), (f32, GL), (f32, GL)), [16, 256, 512, 1024])",
+        "(Matmul(1x1x2x32, (bf16, GL), (bf16, GL), (f32, GL)), [16, 256, 512, 1024])",
+        "(MatmulAccum(1x2x1x16, (f32, L1), (f32, GL), (f32, L1)), [16, 256, 512, 1024])",
+    ] {
+        let _ = check_on(text, &X86_AVX512);
+    }
 }
 
 #[test]

@@ -93,6 +93,34 @@ pub(super) fn load_vectors(spec: &LogicalSpec, i: usize, lanes: u32, out: &mut d
         .collect()
 }
 
+/// Lanes `first..first + count` of the vector `v` (of `lanes` lanes), as a `count`-lane vector
+/// expression: `v` itself when that is all of it, otherwise a shuffle.
+pub(super) fn lane_slice(v: &str, lanes: u32, first: u32, count: u32) -> String {
+    if first == 0 && count == lanes {
+        return v.to_owned();
+    }
+    let idx: Vec<String> = (first..first + count).map(|i| i.to_string()).collect();
+    format!("__builtin_shufflevector({v}, {v}, {})", idx.join(", "))
+}
+
+/// An f32 vector expression of `count` lanes: lanes `first..first + count` of the bf16 vector
+/// `v` (of `lanes` lanes), widened (a bf16 is the upper half of an f32's bits).
+///
+/// With AVX-512 and 16 lanes this is one `vpmovzxwd` and one shift: gcc 12 lowers the
+/// generic `__builtin_convertvector` of 16 lanes to two 8-lane widenings, an extract and an
+/// insert, all on the shuffle port, which made bf16 kernels shuffle-bound.
+pub(super) fn widen_bf16(v: &str, lanes: u32, first: u32, count: u32, out: &mut dyn KernelEmitter) -> String {
+    let narrow = lane_slice(v, lanes, first, count);
+    out.vector_type(Dtype::Bf16, count);
+    let f32s = out.vector_type(Dtype::F32, count);
+    if count == 16 && out.target().has_feature("avx512f") {
+        out.helper(Helper::Intrinsics);
+        return format!("(({f32s})_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)({narrow})), 16))");
+    }
+    let u32s = out.vector_type(Dtype::U32, count);
+    format!("(({f32s})(__builtin_convertvector({narrow}, {u32s}) << 16))")
+}
+
 /// Stores `values` (vectors of `lanes`) into operand `i`: register assignments in VRF, or
 /// stores into its contiguous memory.
 pub(super) fn store_vectors(spec: &LogicalSpec, i: usize, lanes: u32, values: &[String], out: &mut dyn KernelEmitter) {

@@ -4,7 +4,7 @@
 //! register tile.
 
 use super::check::Checker;
-use super::emit::{KernelEmitter, lanes, read_float, unrolled_loop};
+use super::emit::{KernelEmitter, lanes, read_float, unrolled_loop, widen_bf16};
 use super::helpers::Helper;
 use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, no_registers, operand_moves};
 use crate::dtype::Dtype;
@@ -144,20 +144,6 @@ pub static BROADCAST_VEC_MULT_ADD_BF16_F32: KernelDef = KernelDef {
         out.close();
     },
 };
-
-/// An f32 vector expression of `count` lanes: lanes `first..first + count` of the bf16 vector
-/// `v` (of `lanes` lanes), widened.
-fn widen_bf16(v: &str, lanes: u32, first: u32, count: u32, out: &mut dyn KernelEmitter) -> String {
-    let narrow = if first == 0 && count == lanes {
-        v.to_owned()
-    } else {
-        let idx: Vec<String> = (first..first + count).map(|i| i.to_string()).collect();
-        format!("__builtin_shufflevector({v}, {v}, {})", idx.join(", "))
-    };
-    let (u32s, f32s) = (out.vector_type(Dtype::U32, count), out.vector_type(Dtype::F32, count));
-    out.vector_type(Dtype::Bf16, count);
-    format!("(({f32s})(__builtin_convertvector({narrow}, {u32s}) << 16))")
-}
 
 /// A dot product's shape: MatmulAccum `[1, 1, k, 1]`, both inputs contiguous in L1.
 fn dot_product_applies(c: &Checker, multiple: u32) -> Result<(), KernelMismatch> {

@@ -3,7 +3,7 @@
 //! vector registers and L1, as shuffles), and `memcpy` between memory tensors of one layout.
 
 use super::check::Checker;
-use super::emit::{KernelEmitter, load_vectors, store_vectors};
+use super::emit::{KernelEmitter, lane_slice, load_vectors, store_vectors, widen_bf16};
 use super::{KernelDef, KernelMismatch, MEMORY, SCALAR, VECTOR, VECTOR_OR_L1, no_registers, operand_moves};
 use crate::dtype::Dtype;
 use crate::level::Level;
@@ -158,17 +158,11 @@ pub static VECTOR_CAST: KernelDef = KernelDef {
         for (j, t) in targets.iter().enumerate() {
             let first = j as u32 * d;
             let v = &sources[(first / s) as usize];
-            let narrow = if s == d {
-                v.clone()
-            } else {
-                let idx: Vec<String> = (first % s..first % s + d).map(|i| i.to_string()).collect();
-                format!("__builtin_shufflevector({v}, {v}, {})", idx.join(", "))
-            };
             let value = if src.dtype() == Dtype::Bf16 {
-                let u32s = out.vector_type(Dtype::U32, d);
-                format!("({to})(__builtin_convertvector({narrow}, {u32s}) << 16)")
+                debug_assert_eq!(dst.dtype(), Dtype::F32, "bf16 widens to f32");
+                widen_bf16(v, s, first % s, d, out)
             } else {
-                format!("__builtin_convertvector({narrow}, {to})")
+                format!("__builtin_convertvector({}, {to})", lane_slice(v, s, first % s, d))
             };
             out.line(format!("{t} = {value};"));
         }

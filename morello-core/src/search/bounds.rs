@@ -5,7 +5,8 @@
 //! than one vector register's worth of elements per unit of cost, and no move kernel more than
 //! that or than `Memcpy`, which pays for the cache lines of both its operands (see
 //! [`memcpy_rate`]). A Matmul also pays for moving operands out of levels no kernel reads
-//! (see [`compulsory_moves`]).
+//! (see [`compulsory_moves`]), and a Move for reaching its operands in memory (see
+//! [`move_traffic`]).
 
 use crate::cost::{Cost, node_cost};
 use crate::dtype::Dtype;
@@ -30,7 +31,9 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
             matmul_kernels_bound(spec, widest(spec)) + u64::from(!accum) + compulsory_moves(spec, prim, target)
         }
         Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
-        Some(Primitive::Move) => spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))),
+        Some(Primitive::Move) => {
+            spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))).max(move_traffic(spec, target))
+        }
         _ => 1,
     };
     if spec.serial() {
@@ -102,6 +105,33 @@ fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
         (2 * volume * largest + (lanes - 2) * volume).div_ceil(lanes * largest)
     };
     u64::try_from(bound).unwrap_or(u64::MAX)
+}
+
+/// What reaching the memory operands of a Move costs at least.
+///
+/// Every element of an operand in memory is touched by a kernel or an allocation. Those that
+/// pay `m(t)` (`Memcpy`, the scalar moves, the move of an allocation) pay its lines times the
+/// level's weight; the vector moves, which reach memory only in L1, pay at least one unit per
+/// register of the widest vectors. So an operand in global memory pays at least its lines
+/// (the lines of tiles add up to at least the lines of the whole, as in [`compulsory_moves`]),
+/// and one in L1 at least its bytes at the cheaper of the two rates, which is linear in the
+/// volume and so adds up over tiles.
+fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
+    let line = u64::from(target.line_bytes);
+    let vector = u64::from(target.widest_vector_bytes());
+    spec.operands()
+        .iter()
+        .map(|t| {
+            let weight = target.level(t.level()).line_cost;
+            let bytes = t.volume() * u64::from(t.dtype().size_bytes());
+            match t.level() {
+                Level::RF | Level::VRF => 0,
+                Level::L1 if vector > 0 => bytes * (weight * vector).min(line) / (line * vector),
+                Level::L1 => bytes * weight / line,
+                Level::GL => t.cache_lines(target) * weight,
+            }
+        })
+        .sum()
 }
 
 /// The most elements per unit of cost that `Memcpy` copies: it costs at least the lines of its
