@@ -18,22 +18,31 @@ const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
 const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
+/// The same inside a parallel loop over column halves.
+const ROW_BLOCKED_PARALLEL: &str = "Morello (parallel row blocks by hand)";
 
 /// The Morello kernels for `w`: the synthesized one, if the search produced one for its
 /// shape, and labelled partly hand-scheduled ones (with parallel loops when `threads > 1`).
 pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Contender<'a>> {
+    // Kernels come as (label, kernel, whether it has parallel loops); those with parallel loops
+    // run only with several threads.
+    let runs = |parallel: bool| !parallel || threads > 1;
     if w.bf16 {
-        let kernels: &[(&str, Bf16Kernel)] = match (w.m, w.k, w.n) {
-            (1, 2048, 16384) => &[(SYNTHESIZED, kernels::vecmat_bf16), (ROW_BLOCKED, kernels::vecmat_bf16_blocked)],
+        let kernels: &[(&str, Bf16Kernel, bool)] = match (w.m, w.k, w.n) {
+            (1, 2048, 16384) => &[
+                (SYNTHESIZED, kernels::vecmat_bf16, false),
+                (ROW_BLOCKED, kernels::vecmat_bf16_blocked, false),
+                (ROW_BLOCKED_PARALLEL, kernels::vecmat_bf16_blocked_parallel, true),
+            ],
             _ => &[],
         };
         let a = &inputs.a16;
         return kernels
             .iter()
-            .map(|&(name, kernel)| Contender::rotating(name, inputs.b16_copies(), move |b, c| kernel(a, b, c)))
+            .filter(|&&(_, _, parallel)| runs(parallel))
+            .map(|&(name, kernel, _)| Contender::rotating(name, inputs.b16_copies(), move |b, c| kernel(a, b, c)))
             .collect();
     }
-    // (label, kernel, whether it has parallel loops: those run only with several threads)
     let kernels: &[(&str, F32Kernel, bool)] = match (w.m, w.k, w.n) {
         (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48, false)],
         (64, 64, 64) => &[(SYNTHESIZED, kernels::gemm64, false)],
@@ -46,15 +55,17 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[(BLOCKED, kernels::gemm2048_blocked, false), (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true)]
         }
         (8, 512, 512) => &[(SYNTHESIZED, kernels::gemm8x512x512, false)],
-        (1, 2048, 16384) => {
-            &[(SYNTHESIZED, kernels::vecmat_f32, false), (ROW_BLOCKED, kernels::vecmat_f32_blocked, false)]
-        }
+        (1, 2048, 16384) => &[
+            (SYNTHESIZED, kernels::vecmat_f32, false),
+            (ROW_BLOCKED, kernels::vecmat_f32_blocked, false),
+            (ROW_BLOCKED_PARALLEL, kernels::vecmat_f32_blocked_parallel, true),
+        ],
         _ => &[],
     };
     let a = &inputs.a;
     kernels
         .iter()
-        .filter(|&&(_, _, parallel)| !parallel || threads > 1)
+        .filter(|&&(_, _, parallel)| runs(parallel))
         .map(|&(name, kernel, _)| Contender::rotating(name, inputs.b_copies(), move |b, c| kernel(a, b, c)))
         .collect()
 }

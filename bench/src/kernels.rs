@@ -96,4 +96,27 @@ morello::kernel! {
         tile([1, 1, 16, 16384]);
         synthesize_all;
     }
+
+    /// `c = a · b` as `vecmat_f32` on several threads, partly hand-scheduled: a parallel loop
+    /// over the two column halves of `b` (and `c`), each swept in blocks of 16 rows like
+    /// `vecmat_f32_blocked`.
+    #[target(avx512)]
+    pub fn vecmat_f32_blocked_parallel(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        tile([1, 1, 16, 8192]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `vecmat_bf16` on several threads, partly hand-scheduled like
+    /// `vecmat_f32_blocked_parallel`.
+    #[target(avx512)]
+    pub fn vecmat_bf16_blocked_parallel(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        tile([1, 1, 16, 8192]);
+        synthesize_all;
+    }
 }
