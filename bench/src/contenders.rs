@@ -5,10 +5,10 @@ use crate::peers::Contender;
 use crate::workload::{Inputs, Workload};
 use half::bf16;
 
-/// A Morello f32 kernel `c = a · b`.
-type F32Kernel = fn(&[f32], &[f32], &mut [f32]);
-/// A Morello bf16 · bf16 → f32 kernel `c = a · b`.
-type Bf16Kernel = fn(&[bf16], &[bf16], &mut [f32]);
+/// A Morello kernel `c = a · b` with inputs of type `T` and an f32 output.
+type Kernel<T> = fn(&[T], &[T], &mut [f32]);
+/// A labelled kernel, and whether it has parallel loops (those run only with several threads).
+type Labelled<T> = (&'static str, Kernel<T>, bool);
 
 /// Label of kernels found entirely by the search.
 const SYNTHESIZED: &str = "Morello (synthesized)";
@@ -24,11 +24,8 @@ const ROW_BLOCKED_PARALLEL: &str = "Morello (parallel row blocks by hand)";
 /// The Morello kernels for `w`: the synthesized one, if the search produced one for its
 /// shape, and labelled partly hand-scheduled ones (with parallel loops when `threads > 1`).
 pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Contender<'a>> {
-    // Kernels come as (label, kernel, whether it has parallel loops); those with parallel loops
-    // run only with several threads.
-    let runs = |parallel: bool| !parallel || threads > 1;
     if w.bf16 {
-        let kernels: &[(&str, Bf16Kernel, bool)] = match (w.m, w.k, w.n) {
+        let kernels: &[Labelled<bf16>] = match (w.m, w.k, w.n) {
             (1, 2048, 16384) => &[
                 (SYNTHESIZED, kernels::vecmat_bf16, false),
                 (ROW_BLOCKED, kernels::vecmat_bf16_blocked, false),
@@ -36,14 +33,9 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             ],
             _ => &[],
         };
-        let a = &inputs.a16;
-        return kernels
-            .iter()
-            .filter(|&&(_, _, parallel)| runs(parallel))
-            .map(|&(name, kernel, _)| Contender::rotating(name, inputs.b16_copies(), move |b, c| kernel(a, b, c)))
-            .collect();
+        return contenders(kernels, &inputs.a16, inputs.b16_copies(), threads);
     }
-    let kernels: &[(&str, F32Kernel, bool)] = match (w.m, w.k, w.n) {
+    let kernels: &[Labelled<f32>] = match (w.m, w.k, w.n) {
         (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48, false)],
         (64, 64, 64) => &[(SYNTHESIZED, kernels::gemm64, false)],
         (100, 100, 100) => &[(SYNTHESIZED, kernels::gemm100, false)],
@@ -62,10 +54,20 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         ],
         _ => &[],
     };
-    let a = &inputs.a;
+    contenders(kernels, &inputs.a, inputs.b_copies(), threads)
+}
+
+/// `kernels` as contenders on `a` and each of `b_copies` in turn, leaving out those with
+/// parallel loops on one thread.
+fn contenders<'a, T>(
+    kernels: &[Labelled<T>],
+    a: &'a [T],
+    b_copies: Vec<&'a [T]>,
+    threads: usize,
+) -> Vec<Contender<'a>> {
     kernels
         .iter()
-        .filter(|&&(_, _, parallel)| runs(parallel))
-        .map(|&(name, kernel, _)| Contender::rotating(name, inputs.b_copies(), move |b, c| kernel(a, b, c)))
+        .filter(|&&(_, _, parallel)| !parallel || threads > 1)
+        .map(|&(name, kernel, _)| Contender::rotating(name, b_copies.clone(), move |b, c| kernel(a, b, c)))
         .collect()
 }

@@ -2,7 +2,7 @@
 //! offline) answer from, and reports bad input without touching the file.
 
 use morello_core::db::file::{self, LoadReport};
-use morello_core::reference::{HostTensor, compare, evaluate};
+use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
@@ -53,15 +53,9 @@ fn synthesize_fills_the_database_for_offline_builds() {
     let spec = Spec::parse_for(SPEC, target).unwrap();
     let imp = offline.synthesize(&spec).unwrap();
     assert_eq!(morello_core::cost::impl_cost(&imp, target).unwrap().main, fresh_cost);
-    if morello_core::harness::cpu_supports(target) {
+    if cpu_supports(target) {
         let kernel = morello_core::codegen::emit_c(&imp, "offline_kernel", target).unwrap();
-        let operands = spec.operands();
-        let mut args: Vec<HostTensor> = operands.iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
-        let mut expected = args.clone();
-        let tolerances = evaluate(spec.logical(), &mut expected);
-        morello_core::harness::run_kernel(&kernel, &mut args, &morello_core::harness::CCompiler::gcc(), target)
-            .unwrap();
-        compare(spec.logical(), &expected, &args, &tolerances).unwrap();
+        check_against_reference(&kernel, spec.logical(), &CCompiler::gcc(), target).unwrap();
     }
 
     // Bad input is reported with what to fix, and the file is left alone.

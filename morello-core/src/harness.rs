@@ -6,7 +6,8 @@
 //! writes every buffer back to standard output.
 
 use crate::codegen::CKernel;
-use crate::reference::HostTensor;
+use crate::reference::{HostTensor, Mismatch, compare, evaluate};
+use crate::spec::LogicalSpec;
 use crate::target::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,6 +44,9 @@ pub enum HarnessError {
         /// Its standard error.
         stderr: String,
     },
+    /// The kernel ran, and what it wrote differs from the reference evaluator's result.
+    #[error("the kernel disagrees with the reference evaluator: {0}")]
+    Wrong(#[from] Mismatch),
 }
 
 impl CCompiler {
@@ -134,6 +138,22 @@ pub fn run_kernel(
     let result = compile_driver(&dir, kernel, args, compiler, target).and_then(|exe| execute(&exe, args));
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Runs `kernel`, an implementation of `spec`, on random inputs (one seed per operand) and
+/// compares what it wrote with what [`crate::reference::evaluate`] computes from the same inputs.
+pub fn check_against_reference(
+    kernel: &CKernel,
+    spec: &LogicalSpec,
+    compiler: &CCompiler,
+    target: &Target,
+) -> Result<(), HarnessError> {
+    let mut args: Vec<HostTensor> =
+        spec.operands().iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
+    let mut expected = args.clone();
+    let tolerances = evaluate(spec, &mut expected);
+    run_kernel(kernel, &mut args, compiler, target)?;
+    Ok(compare(spec, &expected, &args, &tolerances)?)
 }
 
 /// Like [`run_kernel`] for several argument sets of the same shapes and dtypes, compiling once.

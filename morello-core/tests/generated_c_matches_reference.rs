@@ -108,3 +108,21 @@ fn figure_one_c_matches_its_snapshot() {
     let expected = std::fs::read_to_string(&path).expect("snapshot exists (create it with MORELLO_BLESS=1)");
     assert_eq!(source, expected, "generated C changed; review it and re-bless with MORELLO_BLESS=1");
 }
+
+/// `harness::check_against_reference`, which tools use, accepts a kernel for its own Spec and
+/// rejects it for a Spec that computes something else on operands of the same shape.
+#[test]
+fn the_reference_check_rejects_a_kernel_of_another_spec() {
+    use morello_core::harness::{CCompiler, HarnessError, check_against_reference, cpu_supports};
+    if !cpu_supports(&X86_AVX2) {
+        return;
+    }
+    let zeros: Spec = "FillZero(1x16, (f32, GL))".parse().unwrap();
+    let imp = Synthesizer::new(&X86_AVX2).synthesize(&zeros).unwrap();
+    let kernel = emit_c(&imp, "fill_zero", &X86_AVX2).unwrap();
+    let gcc = CCompiler::gcc();
+    check_against_reference(&kernel, zeros.logical(), &gcc, &X86_AVX2).unwrap();
+    let neg_inf: Spec = "FillNegInf(1x16, (f32, GL))".parse().unwrap();
+    let wrong = check_against_reference(&kernel, neg_inf.logical(), &gcc, &X86_AVX2);
+    assert!(matches!(wrong, Err(HarnessError::Wrong(_))), "{wrong:?}");
+}

@@ -11,10 +11,9 @@
 
 use morello_core::codegen::{CKernel, emit_c};
 use morello_core::cost::impl_cost;
-use morello_core::harness::{CCompiler, cpu_supports, run_kernel};
+use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
-use morello_core::reference::{HostTensor, compare, evaluate};
 use morello_core::search::{Synthesizer, actions};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
@@ -142,14 +141,8 @@ fn spread(sorted: Vec<Candidate>, most: usize) -> Vec<Candidate> {
 }
 
 fn check(c: &Candidate, target: &Target) -> Result<(), String> {
-    let logical = c.imp.spec.logical();
-    let operands = c.imp.spec.operands();
-    let mut args: Vec<HostTensor> = operands.iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
-    let mut expected = args.clone();
-    let tolerances = evaluate(logical, &mut expected);
-    run_kernel(&c.kernel, &mut args, &CCompiler::gcc(), target).map_err(|e| e.to_string())?;
-    compare(logical, &expected, &args, &tolerances)
-        .map_err(|m| format!("{} ({}) is wrong: {m}", c.kernel.symbol, c.decisions))
+    check_against_reference(&c.kernel, c.imp.spec.logical(), &CCompiler::gcc(), target)
+        .map_err(|e| format!("{} ({}): {e}", c.kernel.symbol, c.decisions))
 }
 
 /// Compiles every candidate into one timing program and runs it pinned to CPU 1; returns the

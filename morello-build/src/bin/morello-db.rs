@@ -111,7 +111,7 @@ fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path:
     database::save(&mut db, path)?;
     let imp = result
         .map_err(|e| format!("{e}; what was solved is saved in {}, and a rerun resumes from it", path.display()))?;
-    let cost = morello_core::cost::impl_cost(&imp, target).map_or(0, |c| c.main);
+    let cost = morello_core::cost::impl_cost(&imp, target).expect("a synthesized implementation is complete").main;
     println!("synthesized {spec}: cost {cost}");
     print_stats(&db, path);
     Ok(())
