@@ -35,6 +35,10 @@
 //!   build fails saying which Spec is missing and how to add it. With a committed database
 //!   this works like sqlx's offline query data.
 //!
+//! Kernels are synthesized on as many threads as Cargo's job count allows (`-j`, passed to
+//! build scripts as `NUM_JOBS`), up to the machine's cores. Kernels that search for a Spec in
+//! common (the same blocks under different schedules) share a thread, which solves it once.
+//!
 //! Environment: `MORELLO_VERBOSE=1` prints per-kernel synthesis statistics to the build
 //! script's output (shown by `cargo build -vv`); `CC` and `CFLAGS` are honored as by [`cc`].
 //! The generated C stays in `OUT_DIR/morello/` for inspection.
@@ -47,9 +51,11 @@ pub mod database;
 pub mod precompute;
 mod report;
 mod scan;
+mod workers;
 
 use morello_core::codegen::emit_c;
-use morello_core::search::Synthesizer;
+use morello_core::imp::Impl;
+use morello_core::job::SynthesisJob;
 use morello_core::symbol::build_marker_env;
 use morello_core::syntax::KernelDecl;
 use morello_core::target::Target;
@@ -201,48 +207,73 @@ impl Build {
         let c_dir = out_dir.join("morello");
         std::fs::create_dir_all(&c_dir)
             .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
-        let mut synths: BTreeMap<&'static str, Synthesizer> = BTreeMap::new();
         let mut output =
             BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO, specs_searched: 0 };
-        let mut per_target: BTreeMap<&'static str, (&'static Target, Vec<PathBuf>)> = BTreeMap::new();
-        for decl in &kernels {
-            let synth = synths.entry(decl.target.name).or_insert_with(|| {
-                let path = database::path(&db_dir, decl.target);
-                if offline {
-                    // A committed database is an input of the build.
-                    println!("cargo::rerun-if-changed={}", path.display());
+        // Schedules first (their errors need no search), grouped by target.
+        let mut jobs: BTreeMap<&'static str, (&'static Target, Vec<usize>, Vec<SynthesisJob>)> = BTreeMap::new();
+        for (index, decl) in kernels.iter().enumerate() {
+            match decl.synthesis_job() {
+                Ok(job) => {
+                    let entry = jobs.entry(decl.target.name).or_insert_with(|| (decl.target, Vec::new(), Vec::new()));
+                    entry.1.push(index);
+                    entry.2.push(job);
                 }
-                let mut synth = Synthesizer::with_database(database::open(&path, decl.target));
-                synth.set_offline(offline);
-                synth
-            });
-            let start = Instant::now();
-            let imp = match decl.implement(synth) {
-                Ok(imp) => imp,
-                Err(e) => {
-                    let file = &origin[&decl.plain_name().to_uppercase()];
-                    let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
-                    report += &report::render(file, &source, &e);
-                    if offline {
-                        report += &format!(
-                            "help: {} is set, so morello only reads {}; build once without it (or run \
-                             `morello-db precompute`) to add the missing implementations\n",
-                            database::OFFLINE_ENV,
-                            database::path(&db_dir, decl.target).display()
-                        );
-                    }
-                    continue;
-                }
-            };
-            let elapsed = start.elapsed();
-            output.synthesis_time += elapsed;
-            if verbose {
-                let stats = synth.stats();
-                eprintln!(
-                    "morello: {}: {} ({} Specs solved, {} memo hits) in {elapsed:.2?}",
-                    decl.name, decl.spec, stats.specs_solved, stats.memo_hits
-                );
+                Err(e) => report += &render_kernel_error(&origin, &manifest_dir, decl, &e),
             }
+        }
+        if !report.is_empty() {
+            return Err(BuildError { report });
+        }
+        let threads = workers::thread_budget();
+        let mut implementations: Vec<Option<Impl>> = vec![None; kernels.len()];
+        for (name, (target, indices, target_jobs)) in jobs {
+            let path = database::path(&db_dir, target);
+            if offline {
+                // A committed database is an input of the build.
+                println!("cargo::rerun-if-changed={}", path.display());
+            }
+            let start = Instant::now();
+            let done = workers::synthesize(target_jobs, database::open(&path, target), offline, threads);
+            output.synthesis_time += start.elapsed();
+            for solved in done.solved {
+                let decl = &kernels[indices[solved.index]];
+                if verbose {
+                    eprintln!(
+                        "morello: {}: {} ({} Specs searched, {} memo hits) in {:.2?}",
+                        decl.name, decl.spec, solved.searched, solved.memo_hits, solved.elapsed
+                    );
+                }
+                match solved.result {
+                    Ok(imp) => implementations[indices[solved.index]] = Some(imp),
+                    Err(e) => {
+                        report += &render_kernel_error(&origin, &manifest_dir, decl, &decl.synthesis_error(e));
+                        if offline {
+                            report += &format!(
+                                "help: {} is set, so morello only reads {}; build once without it (or run \
+                                 `morello-db precompute`) to add the missing implementations\n",
+                                database::OFFLINE_ENV,
+                                path.display()
+                            );
+                        }
+                    }
+                }
+            }
+            // What was found is kept even if another kernel failed.
+            if done.searched > 0 {
+                output.specs_searched += done.searched;
+                let mut db = done.database;
+                database::save(&mut db, &path).map_err(|report| BuildError { report })?;
+                if verbose {
+                    eprintln!("morello: saved {} newly searched Specs for {name}", done.searched);
+                }
+            }
+        }
+        if !report.is_empty() {
+            return Err(BuildError { report });
+        }
+        let mut per_target: BTreeMap<&'static str, (&'static Target, Vec<PathBuf>)> = BTreeMap::new();
+        for (decl, imp) in kernels.iter().zip(implementations) {
+            let imp = imp.expect("every kernel without an error has an implementation");
             let symbol = decl.symbol(&package);
             let kernel = emit_c(&imp, &symbol, decl.target)
                 .map_err(|e| BuildError { report: format!("error: morello: {e}") })?;
@@ -251,21 +282,6 @@ impl Build {
             output.c_files.push(path.clone());
             output.kernels.push((decl.plain_name(), symbol));
             per_target.entry(decl.target.short_name).or_insert_with(|| (decl.target, Vec::new())).1.push(path);
-        }
-        if !report.is_empty() {
-            return Err(BuildError { report });
-        }
-        for (name, synth) in synths {
-            let solved = synth.stats().specs_solved;
-            if solved > 0 {
-                output.specs_searched += solved;
-                let target = synth.target();
-                let mut db = synth.into_database();
-                database::save(&mut db, &database::path(&db_dir, target)).map_err(|report| BuildError { report })?;
-                if verbose {
-                    eprintln!("morello: saved {solved} newly searched Specs for {name}");
-                }
-            }
         }
         if output.synthesis_time > SLOW_SYNTHESIS {
             println!(
@@ -301,6 +317,18 @@ impl Build {
         }
         Ok(output)
     }
+}
+
+/// A kernel's error as a report naming its file, line and column.
+fn render_kernel_error(
+    origin: &BTreeMap<String, PathBuf>,
+    manifest_dir: &Path,
+    decl: &KernelDecl,
+    error: &syn::Error,
+) -> String {
+    let file = &origin[&decl.plain_name().to_uppercase()];
+    let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
+    report::render(file, &source, error)
 }
 
 /// Writes `contents` unless the file already holds exactly that, so unchanged kernels do not

@@ -27,6 +27,8 @@ fn build_helper_reports_and_builds() {
             ("OPT_LEVEL", "0"),
             ("DEBUG", "false"),
             ("MORELLO_DB_DIR", db_dir.to_str().unwrap()),
+            // Two synthesis threads, whatever the machine.
+            ("NUM_JOBS", "2"),
         ] {
             std::env::set_var(k, v);
         }
@@ -100,9 +102,61 @@ fn build_helper_reports_and_builds() {
     let (_, report) = morello_core::db::file::load(&db_file, &morello_core::target::X86_AVX2);
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
 
+    several_kernels_on_two_threads(&root, &db_dir);
+
     write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
     let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();
     assert!(err.contains("src/badtarget.rs:2:14: unknown target `sse9`"), "{err}");
 
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Kernels synthesized on two threads: a kernel that fails does not lose what the others
+/// found (an offline build then has every one), and what was saved is correct.
+fn several_kernels_on_two_threads(root: &Path, db_dir: &Path) {
+    let specs = [
+        "Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL))",
+        "Matmul(1x8x4x8, (f32, GL), (f32, GL), (f32, GL))",
+        "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL))",
+    ];
+    let kernels = |with_failure: bool| {
+        let mut text = String::from("morello::kernel! {\n");
+        for (i, spec) in specs.iter().enumerate() {
+            text += &format!("    pub fn mm{i}({spec});\n");
+        }
+        // Searches for the same Spec as `mm0`, so it shares that kernel's thread.
+        text += &format!("    pub fn mm0_again({}) schedule {{ synthesize_all; }}\n", specs[0]);
+        if with_failure {
+            text += "    pub fn unsat(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [64, 512, 32, 1024]);\n";
+        }
+        text + "}\n"
+    };
+    write(root, "several.rs", &kernels(true));
+    let err = morello_build::Build::new().file("src/several.rs").try_compile("several").unwrap_err().to_string();
+    assert!(err.contains("src/several.rs:6:18: no implementation of"), "{err}");
+
+    write(root, "several.rs", &kernels(false));
+    // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
+    unsafe { std::env::set_var("MORELLO_OFFLINE", "1") };
+    let offline = morello_build::Build::new().file("src/several.rs").try_compile("several");
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("MORELLO_OFFLINE") };
+    let offline = offline.unwrap();
+    assert_eq!(offline.kernels.len(), specs.len() + 1);
+    assert_eq!(offline.specs_searched, 0);
+
+    let target = &morello_core::target::X86_AVX2;
+    if !morello_core::harness::cpu_supports(target) {
+        return;
+    }
+    let (db, _) = morello_core::db::file::load(&db_dir.join("x86-avx2.morellodb"), target);
+    let mut synth = morello_core::search::Synthesizer::with_database(db);
+    synth.set_offline(true);
+    for text in specs {
+        let spec = morello_core::spec::Spec::parse_for(text, target).unwrap();
+        let imp = synth.synthesize(&spec).unwrap();
+        let kernel = morello_core::codegen::emit_c(&imp, "saved_kernel", target).unwrap();
+        let compiler = morello_core::harness::CCompiler::gcc();
+        morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target).unwrap();
+    }
 }

@@ -15,6 +15,7 @@ mod fxhash;
 pub mod harness;
 pub mod imp;
 pub mod index;
+pub mod job;
 pub mod kernels;
 pub mod layout;
 pub mod level;

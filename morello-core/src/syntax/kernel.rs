@@ -3,6 +3,7 @@
 use super::schedule::{Schedule, apply_schedule, parse_schedule};
 use super::spec::parse_spec;
 use crate::imp::Impl;
+use crate::job::SynthesisJob;
 use crate::schedule::ScheduleError;
 use crate::search::Synthesizer;
 use crate::spec::Spec;
@@ -95,13 +96,27 @@ impl KernelDecl {
     /// Produces the complete implementation: the schedule's rewrites, then synthesis of every
     /// Spec left (or of the whole kernel when it has no schedule).
     pub fn implement(&self, synth: &mut Synthesizer) -> syn::Result<Impl> {
-        let spec_error = |e: ScheduleError| syn::Error::new_spanned(&self.spec_tokens, e);
+        self.synthesis_job()?.run(synth).map_err(|e| self.synthesis_error(e))
+    }
+
+    /// Applies the schedule and returns what is left to synthesize, which may run on another
+    /// thread; [`KernelDecl::synthesis_error`] turns its failure into an error at the right
+    /// token.
+    pub fn synthesis_job(&self) -> syn::Result<SynthesisJob> {
         match &self.schedule {
-            None => synth.synthesize(&self.spec).map_err(|e| spec_error(e.into())),
-            Some((keyword, schedule)) => {
-                let (partial, _) = apply_schedule(self.spec.clone(), schedule, self.target)?;
-                partial.synthesize_all(synth).map_err(|e| syn::Error::new(keyword.span(), e))
+            None => Ok(SynthesisJob::Whole(self.spec.clone())),
+            Some((_, schedule)) => {
+                Ok(SynthesisJob::Leaves(apply_schedule(self.spec.clone(), schedule, self.target)?.0))
             }
+        }
+    }
+
+    /// A failure of this kernel's [`SynthesisJob`], on the schedule keyword if it has a
+    /// schedule and on the Spec otherwise.
+    pub fn synthesis_error(&self, error: ScheduleError) -> syn::Error {
+        match &self.schedule {
+            None => syn::Error::new_spanned(&self.spec_tokens, error),
+            Some((keyword, _)) => syn::Error::new(keyword.span(), error),
         }
     }
 
