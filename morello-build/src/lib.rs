@@ -235,6 +235,7 @@ impl Build {
             let start = Instant::now();
             let done = workers::synthesize(target_jobs, database::open(&path, target), offline, threads);
             output.synthesis_time += start.elapsed();
+            let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
             for solved in done.solved {
                 let decl = &kernels[indices[solved.index]];
                 if verbose {
@@ -259,12 +260,12 @@ impl Build {
                 }
             }
             // What was found is kept even if another kernel failed.
-            if done.searched > 0 {
-                output.specs_searched += done.searched;
+            if searched > 0 {
+                output.specs_searched += searched;
                 let mut db = done.database;
                 database::save(&mut db, &path).map_err(|report| BuildError { report })?;
                 if verbose {
-                    eprintln!("morello: saved {} newly searched Specs for {name}", done.searched);
+                    eprintln!("morello: saved {searched} newly searched Specs for {name}");
                 }
             }
         }

@@ -34,8 +34,6 @@ pub(crate) struct Synthesized {
     pub solved: Vec<Solved>,
     /// The database with everything every worker solved added.
     pub database: Database,
-    /// Specs searched in all.
-    pub searched: u64,
 }
 
 /// How many threads synthesis may use: Cargo's job count for this build (`NUM_JOBS`, set
@@ -49,46 +47,45 @@ pub(crate) fn thread_budget() -> usize {
 /// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`.
 /// `offline` synthesizers only read the database.
 pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, offline: bool, threads: usize) -> Synthesized {
-    let assignment = assign(&jobs, threads);
-    let mut slots: Vec<Option<SynthesisJob>> = jobs.into_iter().map(Some).collect();
-    let work: Vec<Vec<(usize, SynthesisJob)>> = assignment
-        .iter()
-        .map(|indices| indices.iter().map(|&i| (i, slots[i].take().expect("each job is assigned once"))).collect())
-        .collect();
-    let run = |work: Vec<(usize, SynthesisJob)>, db: Database| {
-        let mut synth = Synthesizer::with_database(db);
-        synth.set_offline(offline);
-        let solved: Vec<Solved> = work.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();
-        (solved, synth)
-    };
-    let mut results: Vec<(Vec<Solved>, Synthesizer)> = if work.len() <= 1 {
-        work.into_iter().map(|w| run(w, db.clone())).collect()
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = work
-                .into_iter()
-                .map(|w| {
-                    let db = db.clone();
-                    let run = &run;
-                    std::thread::Builder::new()
-                        .name("morello-build-worker".to_owned())
-                        .spawn_scoped(scope, move || run(w, db))
-                        .expect("spawning a synthesis worker")
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-        })
-    };
-    let mut database = db;
-    let mut searched = 0;
+    let (worker_of, workers) = assign(&jobs, threads);
+    let mut work: Vec<Vec<(usize, SynthesisJob)>> = (0..workers).map(|_| Vec::new()).collect();
+    for (index, job) in jobs.into_iter().enumerate() {
+        work[worker_of[index]].push((index, job));
+    }
+    // The first worker takes `db` itself; the others, copies.
+    let copies: Vec<Database> = (1..workers).map(|_| db.clone()).collect();
+    let databases = std::iter::once(db).chain(copies);
+    let results: Vec<(Vec<Solved>, Synthesizer)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = work
+            .into_iter()
+            .zip(databases)
+            .map(|(jobs, db)| {
+                std::thread::Builder::new()
+                    .name("morello-build-worker".to_owned())
+                    .spawn_scoped(scope, move || {
+                        let mut synth = Synthesizer::with_database(db);
+                        synth.set_offline(offline);
+                        let solved: Vec<Solved> =
+                            jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();
+                        (solved, synth)
+                    })
+                    .expect("spawning a synthesis worker")
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
     let mut solved = Vec::new();
-    for (done, synth) in &mut results {
-        searched += synth.stats().specs_solved;
-        synth.record_into(&mut database);
-        solved.append(done);
+    let mut database = None;
+    for (done, synth) in results {
+        solved.extend(done);
+        match &mut database {
+            None => database = Some(synth.into_database()),
+            Some(db) => synth.record_into(db),
+        }
     }
     solved.sort_by_key(|s| s.index);
-    Synthesized { solved, database, searched }
+    let database = database.expect("there is at least one worker");
+    Synthesized { solved, database }
 }
 
 fn run_one(synth: &mut Synthesizer, index: usize, job: SynthesisJob) -> Solved {
@@ -105,45 +102,33 @@ fn run_one(synth: &mut Synthesizer, index: usize, job: SynthesisJob) -> Solved {
     }
 }
 
-/// Job indices per worker: jobs sharing work are grouped (transitively), and the groups, in
-/// order of their first job, are dealt round-robin to at most `threads` workers.
-fn assign(jobs: &[SynthesisJob], threads: usize) -> Vec<Vec<usize>> {
-    let mut group: Vec<usize> = (0..jobs.len()).collect();
-    fn root(group: &mut [usize], mut i: usize) -> usize {
-        while group[i] != i {
-            group[i] = group[group[i]];
-            i = group[i];
+/// The worker of each job, and how many workers there are (at least 1): jobs sharing work are
+/// grouped (transitively), and the groups, in order of their first job, are dealt round-robin
+/// to at most `threads` workers.
+fn assign(jobs: &[SynthesisJob], threads: usize) -> (Vec<usize>, usize) {
+    // Union-find; each group's root is its first job.
+    let mut parent: Vec<usize> = (0..jobs.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
         }
         i
     }
     for i in 0..jobs.len() {
         for j in i + 1..jobs.len() {
             if jobs[i].shares_work_with(&jobs[j]) {
-                let (a, b) = (root(&mut group, i), root(&mut group, j));
-                group[a.max(b)] = a.min(b);
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
             }
         }
     }
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut group_of_root = vec![usize::MAX; jobs.len()];
-    for i in 0..jobs.len() {
-        let r = root(&mut group, i);
-        if group_of_root[r] == usize::MAX {
-            group_of_root[r] = groups.len();
-            groups.push(Vec::new());
-        }
-        groups[group_of_root[r]].push(i);
-    }
-    let workers = threads.clamp(1, groups.len().max(1));
-    let mut out = vec![Vec::new(); workers];
-    for (g, members) in groups.into_iter().enumerate() {
-        out[g % workers].extend(members);
-    }
-    out.retain(|w| !w.is_empty());
-    for w in &mut out {
-        w.sort_unstable();
-    }
-    out
+    let roots: Vec<usize> = (0..jobs.len()).map(|i| root(&mut parent, i)).collect();
+    let groups = (0..jobs.len()).filter(|&i| roots[i] == i).count();
+    let workers = threads.clamp(1, groups.max(1));
+    // A group's ordinal is the number of groups whose first job comes before its own.
+    let worker_of = roots.iter().map(|&r| (0..r).filter(|&i| roots[i] == i).count() % workers).collect();
+    (worker_of, workers)
 }
 
 #[cfg(test)]
@@ -156,15 +141,21 @@ mod tests {
         SynthesisJob::Whole(Spec::parse_for(text, TargetId::X86Avx2.target()).unwrap())
     }
 
+    /// Job indices per worker.
+    fn per_worker(jobs: &[SynthesisJob], threads: usize) -> Vec<Vec<usize>> {
+        let (worker_of, workers) = assign(jobs, threads);
+        (0..workers).map(|w| (0..jobs.len()).filter(|&i| worker_of[i] == w).collect()).collect()
+    }
+
     #[test]
     fn kernels_searching_the_same_spec_share_a_worker_and_others_are_dealt_round_robin() {
         let a = "Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL), serial)";
         let b = "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL), serial)";
         let c = "Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL), serial)";
         let jobs = vec![job(a), job(b), job(a), job(c)];
-        assert_eq!(assign(&jobs, 2), vec![vec![0, 2, 3], vec![1]]);
-        assert_eq!(assign(&jobs, 8), vec![vec![0, 2], vec![1], vec![3]]);
-        assert_eq!(assign(&jobs, 1), vec![vec![0, 1, 2, 3]]);
-        assert!(assign(&[], 2).is_empty());
+        assert_eq!(per_worker(&jobs, 2), vec![vec![0, 2, 3], vec![1]]);
+        assert_eq!(per_worker(&jobs, 8), vec![vec![0, 2], vec![1], vec![3]]);
+        assert_eq!(per_worker(&jobs, 1), vec![vec![0, 1, 2, 3]]);
+        assert!(per_worker(&[], 2).iter().all(Vec::is_empty));
     }
 }

@@ -2,10 +2,8 @@
 
 use super::schedule::{Schedule, apply_schedule, parse_schedule};
 use super::spec::parse_spec;
-use crate::imp::Impl;
 use crate::job::SynthesisJob;
 use crate::schedule::ScheduleError;
-use crate::search::Synthesizer;
 use crate::spec::Spec;
 use crate::target::Target;
 use proc_macro2::TokenStream;
@@ -93,13 +91,8 @@ impl KernelDecl {
         Ok(())
     }
 
-    /// Produces the complete implementation: the schedule's rewrites, then synthesis of every
-    /// Spec left (or of the whole kernel when it has no schedule).
-    pub fn implement(&self, synth: &mut Synthesizer) -> syn::Result<Impl> {
-        self.synthesis_job()?.run(synth).map_err(|e| self.synthesis_error(e))
-    }
-
-    /// Applies the schedule and returns what is left to synthesize, which may run on another
+    /// Applies the schedule and returns what is left to synthesize: the whole Spec when the
+    /// kernel has no schedule, else every Spec the schedule left. The job may run on another
     /// thread; [`KernelDecl::synthesis_error`] turns its failure into an error at the right
     /// token.
     pub fn synthesis_job(&self) -> syn::Result<SynthesisJob> {
