@@ -1,13 +1,15 @@
 //! Where build scripts keep the synthesis database, and how they open and save it.
 //!
-//! One file per target, `<dir>/<target>.morellodb`. `<dir>` is `$MORELLO_DB_DIR` if set (a
-//! team's shared database, or one committed to the repository), else `morello/` in Cargo's
-//! target directory, shared by every crate of the workspace. With `MORELLO_OFFLINE=1` the
-//! build never synthesizes: kernels come from the database or the build fails, naming the
-//! remedy — the way sqlx's offline query data works.
+//! One file per target, `<dir>/<target>.morellodb` (`<dir>/<target>.slack<P>.morellodb` for
+//! results found with a slack of `P` percent, which are not optima and are kept apart).
+//! `<dir>` is `$MORELLO_DB_DIR` if set (a team's shared database, or one committed to the
+//! repository), else `morello/` in Cargo's target directory, shared by every crate of the
+//! workspace. With `MORELLO_OFFLINE=1` the build never synthesizes: kernels come from the
+//! database or the build fails, naming the remedy — the way sqlx's offline query data works.
 
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
+use morello_core::search::Slack;
 use morello_core::target::Target;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,10 @@ use std::path::{Path, PathBuf};
 pub const DB_DIR_ENV: &str = "MORELLO_DB_DIR";
 /// Environment variable that turns synthesis off.
 pub const OFFLINE_ENV: &str = "MORELLO_OFFLINE";
+
+/// Environment variable that lets synthesis return implementations up to this many percent
+/// above the optimum, for a faster search (see [`Slack`]).
+pub const SLACK_ENV: &str = "MORELLO_SLACK";
 
 /// The directory under Cargo's target directory that holds the databases by default.
 pub const SUBDIRECTORY: &str = "morello";
@@ -34,9 +40,22 @@ pub fn offline() -> bool {
     std::env::var(OFFLINE_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The database file of `target` in `dir`.
-pub fn path(dir: &Path, target: &Target) -> PathBuf {
-    dir.join(format!("{}.morellodb", target.name))
+/// The slack `MORELLO_SLACK` asks for: exact if unset or empty; an error message naming the
+/// variable if it is not a percentage.
+pub fn slack() -> Result<Slack, String> {
+    match std::env::var(SLACK_ENV) {
+        Ok(text) if !text.trim().is_empty() => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}")),
+        _ => Ok(Slack::EXACT),
+    }
+}
+
+/// The database file of `target` in `dir` for results found with `slack`.
+pub fn path(dir: &Path, target: &Target, slack: Slack) -> PathBuf {
+    if slack.is_exact() {
+        dir.join(format!("{}.morellodb", target.name))
+    } else {
+        dir.join(format!("{}.slack{}.morellodb", target.name, slack.as_percent()))
+    }
 }
 
 /// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`; if

@@ -34,6 +34,10 @@
 //! * `MORELLO_OFFLINE=1` never synthesizes: every kernel must come from the database, or the
 //!   build fails saying which Spec is missing and how to add it. With a committed database
 //!   this works like sqlx's offline query data.
+//! * `MORELLO_SLACK=<percent>` trades optimality for search time: kernels may cost up to that
+//!   many percent more than the optimum (in the cost model), and large Specs are searched
+//!   several times faster. Such results live in a file of their own,
+//!   `<target>.slack<percent>.morellodb`, never mixed with optima.
 //!
 //! Kernels are synthesized on as many threads as Cargo's job count allows (`-j`, passed to
 //! build scripts as `NUM_JOBS`), up to the machine's cores. Kernels that search for a Spec in
@@ -63,6 +67,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use workers::Mode;
 
 /// Synthesis taking longer than this prints a warning with advice.
 const SLOW_SYNTHESIS: Duration = Duration::from_secs(10);
@@ -136,8 +141,10 @@ impl Build {
         println!("cargo::rerun-if-env-changed=MORELLO_VERBOSE");
         println!("cargo::rerun-if-env-changed={}", database::DB_DIR_ENV);
         println!("cargo::rerun-if-env-changed={}", database::OFFLINE_ENV);
+        println!("cargo::rerun-if-env-changed={}", database::SLACK_ENV);
         let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
         let offline = database::offline();
+        let slack = database::slack().map_err(|report| BuildError { report })?;
         let db_dir = database::directory(&out_dir);
 
         let mut report = String::new();
@@ -227,13 +234,14 @@ impl Build {
         let threads = workers::thread_budget();
         let mut implementations: Vec<Option<Impl>> = vec![None; kernels.len()];
         for (name, (target, indices, target_jobs)) in jobs {
-            let path = database::path(&db_dir, target);
+            let path = database::path(&db_dir, target, slack);
             if offline {
                 // A committed database is an input of the build.
                 println!("cargo::rerun-if-changed={}", path.display());
             }
             let start = Instant::now();
-            let done = workers::synthesize(target_jobs, database::open(&path, target), offline, threads);
+            let done =
+                workers::synthesize(target_jobs, database::open(&path, target), Mode { offline, slack }, threads);
             output.synthesis_time += start.elapsed();
             let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
             for solved in done.solved {
@@ -289,11 +297,13 @@ impl Build {
                 "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?} ({} Specs searched); the \
                  results are saved in {} for later builds. If every build is this slow, check that the \
                  workspace's root Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same \
-                 for release).",
+                 for release). For large Specs, `{}=10` searches several times faster for kernels at most 10% \
+                 above the optimum.",
                 kernels.len(),
                 output.synthesis_time,
                 output.specs_searched,
-                db_dir.display()
+                db_dir.display(),
+                database::SLACK_ENV
             );
         }
         // One library per target: each is compiled with its own ISA flags only.

@@ -11,7 +11,7 @@ use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::Synthesizer;
+use morello_core::search::{Slack, Synthesizer};
 use std::time::{Duration, Instant};
 
 /// How one kernel's synthesis went.
@@ -44,9 +44,17 @@ pub(crate) fn thread_budget() -> usize {
     jobs.clamp(1, cores)
 }
 
+/// How the workers' synthesizers search.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mode {
+    /// Only read the database.
+    pub offline: bool,
+    /// How far above the optimum results may be.
+    pub slack: Slack,
+}
+
 /// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`.
-/// `offline` synthesizers only read the database.
-pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, offline: bool, threads: usize) -> Synthesized {
+pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, threads: usize) -> Synthesized {
     let (worker_of, workers) = assign(&jobs, threads);
     let mut work: Vec<Vec<(usize, SynthesisJob)>> = (0..workers).map(|_| Vec::new()).collect();
     for (index, job) in jobs.into_iter().enumerate() {
@@ -64,7 +72,8 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, offline: bool, t
                     .name("morello-build-worker".to_owned())
                     .spawn_scoped(scope, move || {
                         let mut synth = Synthesizer::with_database(db);
-                        synth.set_offline(offline);
+                        synth.set_offline(mode.offline);
+                        synth.set_slack(mode.slack);
                         let solved: Vec<Solved> =
                             jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();
                         (solved, synth)

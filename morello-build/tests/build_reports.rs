@@ -103,6 +103,7 @@ fn build_helper_reports_and_builds() {
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
 
     several_kernels_on_two_threads(&root, &db_dir);
+    slack_results_keep_to_their_own_file(&root, &db_dir);
 
     write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
     let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();
@@ -159,4 +160,43 @@ fn several_kernels_on_two_threads(root: &Path, db_dir: &Path) {
         let compiler = morello_core::harness::CCompiler::gcc();
         morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target).unwrap();
     }
+}
+
+/// `MORELLO_SLACK`: a bad value is reported naming the variable; a good one synthesizes into a
+/// file of its own, leaving the exact database as it was, and its kernels are correct.
+fn slack_results_keep_to_their_own_file(root: &Path, db_dir: &Path) {
+    let exact_file = db_dir.join("x86-avx2.morellodb");
+    let exact_before = std::fs::read(&exact_file).unwrap();
+    let text = "Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL))";
+    write(root, "slack.rs", &format!("morello::kernel! {{\n    pub fn within({text});\n}}\n"));
+    let build = |slack: &str| {
+        // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
+        unsafe { std::env::set_var("MORELLO_SLACK", slack) };
+        let result = morello_build::Build::new().file("src/slack.rs").try_compile("slack");
+        // SAFETY: as above.
+        unsafe { std::env::remove_var("MORELLO_SLACK") };
+        result
+    };
+    let err = build("lots").unwrap_err().to_string();
+    assert!(err.contains("MORELLO_SLACK: `lots` is not a slack"), "{err}");
+
+    let built = build("50%").unwrap();
+    assert!(built.specs_searched > 0);
+    assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
+    let slack_file = db_dir.join("x86-avx2.slack50.morellodb");
+    let target = &morello_core::target::X86_AVX2;
+    let (db, report) = morello_core::db::file::load(&slack_file, target);
+    assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
+    let again = build("50").unwrap();
+    assert_eq!(again.specs_searched, 0, "the second build with the same slack searched");
+    if !morello_core::harness::cpu_supports(target) {
+        return;
+    }
+    let mut synth = morello_core::search::Synthesizer::with_database(db);
+    synth.set_offline(true);
+    let spec = morello_core::spec::Spec::parse_for(text, target).unwrap();
+    let imp = synth.synthesize(&spec).unwrap();
+    let kernel = morello_core::codegen::emit_c(&imp, "slack_kernel", target).unwrap();
+    let compiler = morello_core::harness::CCompiler::gcc();
+    morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target).unwrap();
 }

@@ -9,16 +9,19 @@
 //! Each N runs under a deadline (`MORELLO_BENCH_LIMIT_SECS`, default: twice its target). A run
 //! that reaches it stops, keeps what it had solved exactly, and is reported as unfinished;
 //! its database figures then describe that partial database.
-//! `MORELLO_BENCH_SIZES=4,16` chooses other sizes.
+//! `MORELLO_BENCH_SIZES=4,16` chooses other sizes. `MORELLO_BENCH_SLACKS=0,25` also runs each
+//! size with a bounded-suboptimal search (25% slack; see `morello_core::search::Slack`) and
+//! prints its cost against the exact one's.
 
 use morello_core::db::{Database, file};
-use morello_core::search::Synthesizer;
+use morello_core::search::{Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "MORELLO_BENCH_CHILD";
+const SLACK_ENV: &str = "MORELLO_BENCH_SLACK";
 
 /// Sizes and their cold-synthesis targets.
 const TARGETS: [(u32, u64); 3] = [(4, 1), (64, 30), (2048, 300)];
@@ -41,9 +44,10 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// One size, in this process: prints one `key=value` line for the parent.
-fn child(n: u32, limit: Duration) {
+fn child(n: u32, limit: Duration, slack: Slack) {
     let spec = spec(n);
     let mut synth = Synthesizer::with_database(Database::new(&X86_AVX512));
+    synth.set_slack(slack);
     synth.set_deadline(Instant::now() + limit);
     let start = Instant::now();
     let result = synth.synthesize(&spec);
@@ -64,6 +68,7 @@ fn child(n: u32, limit: Duration) {
         let start = Instant::now();
         let (db, _) = file::load(&path, &X86_AVX512);
         let mut warm = Synthesizer::with_database(db);
+        warm.set_slack(slack);
         let query = Instant::now();
         let imp = warm.synthesize(&spec).expect("the warm database answers");
         warm_query_ms = query.elapsed().as_secs_f64() * 1e3;
@@ -92,55 +97,90 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 fn main() {
     if let Ok(n) = std::env::var(CHILD_ENV) {
         let limit = std::env::var("MORELLO_BENCH_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
-        child(n.parse().expect("a size"), Duration::from_secs_f64(limit));
+        let slack = std::env::var(SLACK_ENV).map_or(Slack::EXACT, |s| s.parse().expect("a slack"));
+        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), slack);
         return;
     }
     let sizes: Vec<u32> = std::env::var("MORELLO_BENCH_SIZES")
         .map(|s| s.split(',').map(|x| x.trim().parse().expect("sizes are numbers")).collect())
         .unwrap_or_else(|_| TARGETS.iter().map(|t| t.0).collect());
+    let slacks: Vec<Slack> = std::env::var("MORELLO_BENCH_SLACKS")
+        .map(|s| s.split(',').map(|x| x.parse().expect("slacks are percentages")).collect())
+        .unwrap_or_else(|_| vec![Slack::EXACT]);
     let exe = std::env::current_exe().expect("the benchmark's path");
     println!("Synthesis of f32 Matmul 1xNxNxN (GL, row-major, serial) for x86-avx512, one process per N,");
     println!("each from an empty database; warm = load the saved database + the same query.\n");
     println!(
-        "{:>5} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>10}",
-        "N", "target", "cold", "searched", "peak", "tables", "rects", "values/rect", "file", "warm", "warm query"
+        "{:>5} {:>5} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>10}",
+        "N",
+        "slack",
+        "target",
+        "cold",
+        "searched",
+        "peak",
+        "tables",
+        "rects",
+        "values/rect",
+        "file",
+        "warm",
+        "warm query"
     );
-    for n in sizes {
-        let target = TARGETS.iter().find(|t| t.0 == n).map(|t| t.1);
-        let default_limit = target.map_or(600.0, |t| 2.0 * t as f64);
-        let limit =
-            std::env::var("MORELLO_BENCH_LIMIT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default_limit);
-        let out = Command::new(&exe)
-            .env(CHILD_ENV, n.to_string())
-            .env("MORELLO_BENCH_LIMIT", limit.to_string())
-            .output()
-            .expect("running a benchmark process");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let Some(line) = text.lines().find(|l| l.starts_with("finished=")) else {
-            println!("{n:>5}: the benchmark process failed: {}", String::from_utf8_lossy(&out.stderr));
-            continue;
-        };
-        let finished = field(line, "finished") == "true";
-        let cold = format!("{}{} s", if finished { "" } else { ">" }, field(line, "cold_s"));
-        // A run stopped at its deadline has no warm figures.
-        let ms = |key: &str| if finished { format!("{} ms", field(line, key)) } else { "-".to_owned() };
-        println!(
-            "{n:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>9} {:>10}{}",
-            target.map_or("-".to_owned(), |t| format!("{t} s")),
-            cold,
-            field(line, "searched"),
-            field(line, "peak_mib"),
-            field(line, "tables"),
-            field(line, "rects"),
-            field(line, "values_per_rect"),
-            field(line, "bytes"),
-            ms("warm_ms"),
-            ms("warm_query_ms"),
-            if finished {
-                format!("  (cost {})", field(line, "cost"))
-            } else {
-                format!("  (stopped at the {limit:.0} s deadline; partial database)")
-            }
-        );
+    // Exact costs per N, for the slack runs' gaps.
+    let mut exact_costs: Vec<(u32, u64)> = Vec::new();
+    for slack in slacks {
+        for &n in &sizes {
+            run_size(&exe, n, slack, &mut exact_costs);
+        }
     }
+}
+
+/// Runs size `n` with `slack` in a child process and prints its row.
+fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact_costs: &mut Vec<(u32, u64)>) {
+    let target = TARGETS.iter().find(|t| t.0 == n).map(|t| t.1);
+    let default_limit = target.map_or(600.0, |t| 2.0 * t as f64);
+    let limit = std::env::var("MORELLO_BENCH_LIMIT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default_limit);
+    let out = Command::new(exe)
+        .env(CHILD_ENV, n.to_string())
+        .env(SLACK_ENV, slack.as_percent().to_string())
+        .env("MORELLO_BENCH_LIMIT", limit.to_string())
+        .output()
+        .expect("running a benchmark process");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(line) = text.lines().find(|l| l.starts_with("finished=")) else {
+        println!("{n:>5}: the benchmark process failed: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    };
+    let finished = field(line, "finished") == "true";
+    let cold = format!("{}{} s", if finished { "" } else { ">" }, field(line, "cold_s"));
+    // A run stopped at its deadline has no warm figures.
+    let ms = |key: &str| if finished { format!("{} ms", field(line, key)) } else { "-".to_owned() };
+    let cost: Option<u64> = field(line, "cost").parse().ok();
+    if let (true, Some(cost)) = (slack.is_exact(), cost) {
+        exact_costs.push((n, cost));
+    }
+    let gap = match (exact_costs.iter().find(|e| e.0 == n), cost) {
+        (Some(&(_, exact)), Some(cost)) if !slack.is_exact() => {
+            format!(", {:+.2}% against the exact search", (cost as f64 / exact as f64 - 1.0) * 100.0)
+        }
+        _ => String::new(),
+    };
+    println!(
+        "{n:>5} {:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>9} {:>10}{}",
+        slack.to_string(),
+        target.map_or("-".to_owned(), |t| format!("{t} s")),
+        cold,
+        field(line, "searched"),
+        field(line, "peak_mib"),
+        field(line, "tables"),
+        field(line, "rects"),
+        field(line, "values_per_rect"),
+        field(line, "bytes"),
+        ms("warm_ms"),
+        ms("warm_query_ms"),
+        if finished {
+            format!("  (cost {}{gap})", field(line, "cost"))
+        } else {
+            format!("  (stopped at the {limit:.0} s deadline; partial database)")
+        }
+    );
 }

@@ -2,7 +2,8 @@
 //!
 //! For a Spec, every applicable rewrite from [`actions`] is applied, its child Specs are solved
 //! recursively, and the rewrite with the lowest composed [`Cost`] wins. Everything below is
-//! exact: it finds the same optimum as exhaustive enumeration, only faster.
+//! exact: it finds the same optimum as exhaustive enumeration, only faster. Only an opt-in
+//! [`Slack`] trades optimality for time, with a proven bound on what it gives up.
 //!
 //! **Boxes of memory limits.** Solving at limits `U` yields a decision with peak `P <= U` and a
 //! *horizon* `H >= U`: per level, the largest limit at which no rewrite rejected for lack of
@@ -36,11 +37,13 @@ mod database;
 mod enumerate;
 pub mod exhaustive;
 mod memo;
+mod slack;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
 use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
+pub use slack::{ParseSlackError, Slack};
 
 use crate::cost::{Cost, node_cost};
 use crate::db::Database;
@@ -99,6 +102,7 @@ pub struct Synthesizer {
     memo: Memo,
     db: Option<Database>,
     offline: bool,
+    slack: Slack,
     deadline: Option<Instant>,
     timed_out: bool,
     stats: SynthesisStats,
@@ -141,6 +145,7 @@ impl Synthesizer {
             memo: Memo::default(),
             db: None,
             offline: false,
+            slack: Slack::EXACT,
             deadline: None,
             timed_out: false,
             stats: SynthesisStats::default(),
@@ -153,6 +158,23 @@ impl Synthesizer {
     /// [`SynthesisError::DeadlinePassed`].
     pub fn set_deadline(&mut self, deadline: Instant) {
         self.deadline = Some(deadline);
+    }
+
+    /// Accepts implementations up to `slack` above the optimum, for a faster search (see
+    /// [`Slack`]). Call it before the first search.
+    ///
+    /// # Panics
+    ///
+    /// If this synthesizer has searched already: its memo table holds results of the other
+    /// kind.
+    pub fn set_slack(&mut self, slack: Slack) {
+        assert!(self.memo.entries() == 0 && self.stats.specs_solved == 0, "the slack is set before searching");
+        self.slack = slack;
+    }
+
+    /// The slack set with [`Synthesizer::set_slack`].
+    pub fn slack(&self) -> Slack {
+        self.slack
     }
 
     /// Whether the deadline passed during a search.
@@ -220,7 +242,7 @@ impl Synthesizer {
     /// budget, and what a failed attempt proves (lower bounds, solved sub-Specs) is kept for the
     /// next, so the result is the optimum.
     fn solve_with_rising_budget(&mut self, spec: &Spec) -> Outcome {
-        let mut budget = raise(bounds::spec_lower_bound(spec.logical(), self.target));
+        let mut budget = raise(self.estimated_bound(spec.logical()));
         loop {
             match self.solve(spec, budget) {
                 Outcome::Exceeds(bound) if !self.timed_out && budget != u64::MAX => {
@@ -292,7 +314,14 @@ impl Synthesizer {
         match result {
             SearchResult::Solved(decision, horizon) => {
                 let cost = decision.as_ref().map(|d| d.cost);
-                self.memo.put(spec, decision, horizon);
+                if decision.is_some() && !self.slack.is_exact() {
+                    // Results within a slack differ between limits where optima would agree:
+                    // each holds only where it was found, so that rebuilding an implementation
+                    // follows the children its cost was computed from (see `slack`).
+                    self.memo.put_point(spec, decision);
+                } else {
+                    self.memo.put(spec, decision, horizon);
+                }
                 Outcome::Solved(cost, horizon)
             }
             SearchResult::Exceeds(bound) => {
@@ -332,8 +361,13 @@ impl Synthesizer {
             Some(Probe::Exact(None)) => None,
             Some(Probe::Exact(Some(cost))) => Some(cost.main),
             Some(Probe::AtLeast(bound)) => Some(bound),
-            _ => Some(bounds::spec_lower_bound(logical, self.target)),
+            _ => Some(self.estimated_bound(logical)),
         }
+    }
+
+    /// [`spec_lower_bound`], inflated by the slack.
+    fn estimated_bound(&self, logical: &LogicalSpec) -> u64 {
+        self.slack.inflate(bounds::spec_lower_bound(logical, self.target))
     }
 
     /// For a child Spec: a lower bound on its cost valid at every limit (as

@@ -3,12 +3,10 @@
 
 mod common;
 
-use common::limits::{Rng, limit_values};
+use common::limits::{sampled_boxes, solve_small_specs};
 use morello_core::cost::impl_cost;
-use morello_core::level::Level;
-use morello_core::limits::MemoryLimits;
-use morello_core::search::{Entry, Synthesizer, exhaustive};
-use morello_core::spec::{LogicalSpec, Spec};
+use morello_core::search::{Synthesizer, exhaustive};
+use morello_core::spec::Spec;
 use morello_core::target::{Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
 
@@ -108,53 +106,22 @@ fn a_shared_memo_gives_the_same_answers_as_fresh_ones() {
     }
 }
 
-/// Valid limit values for `level` between `low` and `high` (inclusive).
+/// Every sampled memo box holds the exhaustive optimum at limits inside it.
 #[test]
 fn every_memo_box_answers_every_limit_inside_it() {
     let mut synth = Synthesizer::new(&X86_AVX2);
-    for text in [
-        "(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 256, 512])",
-        "(Matmul(1x2x4x2, (f32, GL), (f32, L1), (f32, GL)), [32, 128, 512, 1024])",
-        "(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])",
-        "(MatmulAccum(1x2x2x8, (f32, L1), (f32, L1), (f32, L1)), [32, 128, 1024, 0])",
-    ] {
-        let spec: Spec = text.parse().unwrap();
-        synth.optimal_cost(&spec);
-    }
-    let entries: Vec<(LogicalSpec, Entry)> =
-        synth.memo().iter().flat_map(|(l, es)| es.iter().map(move |e| (l.clone(), e.clone()))).collect();
-    assert!(entries.len() > 100, "only {} boxes to check", entries.len());
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    // Limits are sampled below these (exhaustive search is exponential in them).
-    let ceiling = [64, 512, 2048, 2048];
-    let mut checked = 0;
-    for index in 0..entries.len().min(300) {
-        let (logical, entry) = &entries[(index * 7919) % entries.len()];
-        let choices: Vec<Vec<u64>> = Level::ALL
-            .iter()
-            .map(|&l| limit_values(&X86_AVX2, l, entry.lower.get(l), entry.upper.get(l).min(ceiling[l.index()])))
-            .collect();
-        if choices.iter().any(Vec::is_empty) {
-            continue;
-        }
-        let limits = MemoryLimits::new(
-            std::array::from_fn(|i| choices[i][rng.below(choices[i].len() as u64) as usize]),
-            &X86_AVX2,
-        )
-        .unwrap();
-        let spec = Spec::new(logical.clone(), limits);
+    solve_small_specs(&mut synth);
+    for (spec, entry) in sampled_boxes(&synth, &X86_AVX2, 0x2545_f491_4f6c_dd1d) {
         let claimed = entry.decision.as_ref().map(|d| d.cost.main);
         let exhaustive = exhaustive::optimal_cost(&spec, &X86_AVX2).map(|c| c.main);
-        assert_eq!(claimed, exhaustive, "the box [{}, {}] of {logical} is wrong at {limits}", entry.lower, entry.upper);
+        assert_eq!(claimed, exhaustive, "the box [{}, {}] of {spec} is wrong", entry.lower, entry.upper);
         if let Some(cost) = claimed {
             let imp = synth.synthesize(&spec).expect("satisfiable");
             let recomputed = impl_cost(&imp, &X86_AVX2).unwrap();
             assert_eq!(recomputed.main, cost, "{spec}");
-            assert!(recomputed.peak.fits_within(&limits), "{spec} peaks at {}", recomputed.peak);
+            assert!(recomputed.peak.fits_within(spec.limits()), "{spec} peaks at {}", recomputed.peak);
         }
-        checked += 1;
     }
-    assert!(checked > 50, "only {checked} boxes had valid limits inside");
 }
 
 fn small_spec() -> impl Strategy<Value = String> {

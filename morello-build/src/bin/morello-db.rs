@@ -2,23 +2,27 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--db FILE]
-//! morello-db stats --target avx512 [--db FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--db FILE]
+//! morello-db stats --target avx512 [--slack PERCENT] [--db FILE]
 //! ```
 //!
 //! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
 //! build script: a later build (or `MORELLO_OFFLINE=1` build) against the same file finds it.
 //! With `--deadline`, everything solved before the deadline is saved, so a later run resumes.
+//! With `--slack P`, the search may return implementations up to `P` percent above the
+//! optimum, much faster for large Specs; they go to the file build scripts use with
+//! `MORELLO_SLACK=P`.
 //!
-//! Without `--db`, the file is `<dir>/<target>.morellodb` where `<dir>` is `$MORELLO_DB_DIR`
-//! or `target/morello` — the file build scripts of this workspace use.
+//! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`)
+//! where `<dir>` is `$MORELLO_DB_DIR` or `target/morello` — the file build scripts of this
+//! workspace use.
 
 use morello_build::database;
 use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
-use morello_core::search::Synthesizer;
+use morello_core::search::{Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
@@ -28,8 +32,8 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--db FILE]
-  morello-db stats --target <avx2|avx512|portable> [--db FILE]";
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--db FILE]
+  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--db FILE]";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -44,10 +48,26 @@ fn main() -> ExitCode {
 fn run(args: Vec<String>) -> Result<(), String> {
     let (command, options) = args.split_first().ok_or_else(|| USAGE.to_owned())?;
     let options = parse_options(options)?;
+    let allowed: &[&str] = match command.as_str() {
+        "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
+        "synthesize" => &["target", "spec", "deadline", "slack", "db"],
+        "stats" => &["target", "slack", "db"],
+        other => return Err(format!("unknown command `{other}`\n{USAGE}")),
+    };
+    if let Some(name) = options.keys().find(|name| !allowed.contains(&name.as_str())) {
+        return Err(format!("`{command}` takes no option `--{name}`\n{USAGE}"));
+    }
     let target = target(&options)?;
+    let slack: Slack = match options.get("slack") {
+        Some(text) => text.parse().map_err(|e| format!("--slack: {e}"))?,
+        None => Slack::EXACT,
+    };
+    if let Some(file) = options.get("db") {
+        check_slack_in_name(Path::new(file), slack)?;
+    }
     let path = options.get("db").map(PathBuf::from).unwrap_or_else(|| {
         let dir = database::directory_from_env().unwrap_or_else(|| Path::new("target").join(database::SUBDIRECTORY));
-        database::path(&dir, target)
+        database::path(&dir, target, slack)
     });
     match command.as_str() {
         "precompute" => {
@@ -71,7 +91,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
             print_stats(&db, &path);
             Ok(())
         }
-        "synthesize" => synthesize(&options, target, &path),
+        "synthesize" => synthesize(&options, target, slack, &path),
         "stats" => {
             let (db, report) = file::load(&path, target);
             match report {
@@ -82,12 +102,17 @@ fn run(args: Vec<String>) -> Result<(), String> {
             print_stats(&db, &path);
             Ok(())
         }
-        other => Err(format!("unknown command `{other}`\n{USAGE}")),
+        _ => unreachable!("commands are checked above"),
     }
 }
 
 /// `morello-db synthesize`: one Spec into the database at `path`.
-fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path: &Path) -> Result<(), String> {
+fn synthesize(
+    options: &BTreeMap<String, String>,
+    target: &'static Target,
+    slack: Slack,
+    path: &Path,
+) -> Result<(), String> {
     let text = options.get("spec").ok_or_else(|| format!("synthesize needs --spec \"<Spec>\"\n{USAGE}"))?;
     let spec = Spec::parse_for(text, target).map_err(|e| format!("--spec: {e}"))?;
     let (db, report) = file::load(path, target);
@@ -95,10 +120,12 @@ fn synthesize(options: &BTreeMap<String, String>, target: &'static Target, path:
         eprintln!("ignoring {}: {reason}; it will be rebuilt", path.display());
     }
     let mut synth = Synthesizer::with_database(db);
+    synth.set_slack(slack);
     if let Some(secs) = number(options, "deadline")? {
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
-    eprintln!("synthesizing {spec} for {} into {} ...", target.name, path.display());
+    let within = if slack.is_exact() { String::new() } else { format!(" (within {slack} of the optimum)") };
+    eprintln!("synthesizing {spec}{within} for {} into {} ...", target.name, path.display());
     let result = with_heartbeat(|| synth.synthesize(&spec));
     let stats = synth.stats();
     eprintln!(
@@ -136,6 +163,27 @@ fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
 
 /// How often [`with_heartbeat`] reports.
 const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// Results found with slack are not optima: a file named for one slack (`*.slack<P>.morellodb`,
+/// or none) must not receive another's.
+fn check_slack_in_name(file: &Path, slack: Slack) -> Result<(), String> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let expected = if slack.is_exact() { String::new() } else { format!(".slack{}.", slack.as_percent()) };
+    let named = name.contains(".slack");
+    if (slack.is_exact() && named) || (!slack.is_exact() && !name.contains(&expected)) {
+        let message = if slack.is_exact() {
+            "exact results are kept apart from results found with slack; give a file whose name has no `.slack`"
+                .to_owned()
+        } else {
+            format!(
+                "results found with {slack} slack are kept apart from others; give a file whose name contains \
+                 `{expected}` (such as `x86-avx512{expected}morellodb`)"
+            )
+        };
+        return Err(format!("--db {}: {message}", file.display()));
+    }
+    Ok(())
+}
 
 fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();

@@ -100,6 +100,13 @@ impl Memo {
         self.entries += 1;
     }
 
+    /// Records a result for `spec` valid at its limits only.
+    pub fn put_point(&mut self, spec: &Spec, decision: Option<Decision>) {
+        let limits = *spec.limits();
+        self.record(spec.logical()).entries.push(Entry { lower: limits, upper: limits, decision });
+        self.entries += 1;
+    }
+
     /// Records an entry found elsewhere (in the database) for `logical`.
     pub fn insert(&mut self, logical: &LogicalSpec, entry: Entry) {
         self.record(logical).entries.push(entry);
