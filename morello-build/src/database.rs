@@ -51,11 +51,23 @@ pub fn slack() -> Result<Slack, String> {
 
 /// The database file of `target` in `dir` for results found with `slack`.
 pub fn path(dir: &Path, target: &Target, slack: Slack) -> PathBuf {
-    if slack.is_exact() {
-        dir.join(format!("{}.morellodb", target.name))
-    } else {
-        dir.join(format!("{}.slack{}.morellodb", target.name, slack.as_percent()))
-    }
+    dir.join(format!("{}{}.morellodb", target.name, slack_tag(slack)))
+}
+
+/// Whether the name of `file` says it holds results found with `slack`, as [`path`] names
+/// them: `.slack<P>.` in it for a slack of `P` percent, no `.slack` at all for optima.
+pub fn named_for(file: &Path, slack: Slack) -> bool {
+    let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    if slack.is_exact() { !name.contains(SLACK_TAG) } else { name.contains(&format!("{}.", slack_tag(slack))) }
+}
+
+/// What marks a database file of results found with slack.
+const SLACK_TAG: &str = ".slack";
+
+/// The part of a database file's name after the target that says which slack its results were
+/// found with: nothing for optima.
+fn slack_tag(slack: Slack) -> String {
+    if slack.is_exact() { String::new() } else { format!("{SLACK_TAG}{}", slack.as_percent()) }
 }
 
 /// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`; if

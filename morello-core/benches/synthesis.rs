@@ -17,6 +17,7 @@ use morello_core::db::{Database, file};
 use morello_core::search::{Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -126,16 +127,20 @@ fn main() {
         "warm query"
     );
     // Exact costs per N, for the slack runs' gaps.
-    let mut exact_costs: Vec<(u32, u64)> = Vec::new();
+    let mut exact_costs: BTreeMap<u32, u64> = BTreeMap::new();
     for slack in slacks {
         for &n in &sizes {
-            run_size(&exe, n, slack, &mut exact_costs);
+            let cost = run_size(&exe, n, slack, exact_costs.get(&n).copied());
+            if let (true, Some(cost)) = (slack.is_exact(), cost) {
+                exact_costs.insert(n, cost);
+            }
         }
     }
 }
 
-/// Runs size `n` with `slack` in a child process and prints its row.
-fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact_costs: &mut Vec<(u32, u64)>) {
+/// Runs size `n` with `slack` in a child process and prints its row, with the gap to the exact
+/// search's cost `exact` if known; returns the cost found.
+fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact: Option<u64>) -> Option<u64> {
     let target = TARGETS.iter().find(|t| t.0 == n).map(|t| t.1);
     let default_limit = target.map_or(600.0, |t| 2.0 * t as f64);
     let limit = std::env::var("MORELLO_BENCH_LIMIT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default_limit);
@@ -148,18 +153,15 @@ fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact_costs: &mut Vec<(
     let text = String::from_utf8_lossy(&out.stdout);
     let Some(line) = text.lines().find(|l| l.starts_with("finished=")) else {
         println!("{n:>5}: the benchmark process failed: {}", String::from_utf8_lossy(&out.stderr));
-        return;
+        return None;
     };
     let finished = field(line, "finished") == "true";
     let cold = format!("{}{} s", if finished { "" } else { ">" }, field(line, "cold_s"));
     // A run stopped at its deadline has no warm figures.
     let ms = |key: &str| if finished { format!("{} ms", field(line, key)) } else { "-".to_owned() };
     let cost: Option<u64> = field(line, "cost").parse().ok();
-    if let (true, Some(cost)) = (slack.is_exact(), cost) {
-        exact_costs.push((n, cost));
-    }
-    let gap = match (exact_costs.iter().find(|e| e.0 == n), cost) {
-        (Some(&(_, exact)), Some(cost)) if !slack.is_exact() => {
+    let gap = match (exact, cost) {
+        (Some(exact), Some(cost)) if !slack.is_exact() => {
             format!(", {:+.2}% against the exact search", (cost as f64 / exact as f64 - 1.0) * 100.0)
         }
         _ => String::new(),
@@ -183,4 +185,5 @@ fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact_costs: &mut Vec<(
             format!("  (stopped at the {limit:.0} s deadline; partial database)")
         }
     );
+    cost
 }

@@ -63,7 +63,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
         None => Slack::EXACT,
     };
     if let Some(file) = options.get("db") {
-        check_slack_in_name(Path::new(file), slack)?;
+        check_slack_in_name(Path::new(file), target, slack)?;
     }
     let path = options.get("db").map(PathBuf::from).unwrap_or_else(|| {
         let dir = database::directory_from_env().unwrap_or_else(|| Path::new("target").join(database::SUBDIRECTORY));
@@ -164,25 +164,19 @@ fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
 /// How often [`with_heartbeat`] reports.
 const HEARTBEAT: Duration = Duration::from_secs(30);
 
-/// Results found with slack are not optima: a file named for one slack (`*.slack<P>.morellodb`,
-/// or none) must not receive another's.
-fn check_slack_in_name(file: &Path, slack: Slack) -> Result<(), String> {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let expected = if slack.is_exact() { String::new() } else { format!(".slack{}.", slack.as_percent()) };
-    let named = name.contains(".slack");
-    if (slack.is_exact() && named) || (!slack.is_exact() && !name.contains(&expected)) {
-        let message = if slack.is_exact() {
-            "exact results are kept apart from results found with slack; give a file whose name has no `.slack`"
-                .to_owned()
-        } else {
-            format!(
-                "results found with {slack} slack are kept apart from others; give a file whose name contains \
-                 `{expected}` (such as `x86-avx512{expected}morellodb`)"
-            )
-        };
-        return Err(format!("--db {}: {message}", file.display()));
+/// Results found with slack are not optima: a file named for one slack (or for none, see
+/// [`database::path`]) must not receive another's.
+fn check_slack_in_name(file: &Path, target: &Target, slack: Slack) -> Result<(), String> {
+    if database::named_for(file, slack) {
+        return Ok(());
     }
-    Ok(())
+    let example = database::path(Path::new(""), target, slack);
+    let kind = if slack.is_exact() { "exact results".to_owned() } else { format!("results found with {slack} slack") };
+    Err(format!(
+        "--db {}: {kind} are kept apart from others; give a file named as `{}` is",
+        file.display(),
+        example.display()
+    ))
 }
 
 fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {

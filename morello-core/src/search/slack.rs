@@ -63,6 +63,10 @@ impl Slack {
 
     /// `bound` multiplied by `1 + percent / 100`, rounded down, never below `bound`.
     pub(crate) fn inflate(self, bound: u64) -> u64 {
+        if self.is_exact() {
+            // The exact search calls this for every child bound: no wide arithmetic there.
+            return bound;
+        }
         let inflated = u128::from(bound) * u128::from(100 + self.percent) / 100;
         u64::try_from(inflated).unwrap_or(u64::MAX).max(bound)
     }
