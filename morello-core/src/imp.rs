@@ -136,17 +136,16 @@ impl Binding {
     }
 }
 
-impl Impl {
-    /// An unscheduled leaf.
-    pub fn leaf(spec: Spec) -> Impl {
-        Impl { spec, node: ImplNode::Spec }
-    }
+/// The children of one node: few enough to live on the stack, as the search lists them for every
+/// rewrite it applies.
+pub type Children<'a> = SmallVec<[&'a Impl; 4]>;
 
+impl ImplNode {
     /// The children in order (loop: body then boundaries; alloc: prologue, body, epilogue;
     /// block: stages).
-    pub fn children(&self) -> Vec<&Impl> {
-        match &self.node {
-            ImplNode::Spec | ImplNode::Kernel(_) => Vec::new(),
+    pub fn children(&self) -> Children<'_> {
+        match self {
+            ImplNode::Spec | ImplNode::Kernel(_) => SmallVec::new(),
             ImplNode::Loop(l) => std::iter::once(&*l.body).chain(l.boundaries.iter().map(|b| &b.body)).collect(),
             ImplNode::Alloc(a) => a
                 .prologue
@@ -157,6 +156,19 @@ impl Impl {
                 .collect(),
             ImplNode::Block(b) => b.stages.iter().collect(),
         }
+    }
+}
+
+impl Impl {
+    /// An unscheduled leaf.
+    pub fn leaf(spec: Spec) -> Impl {
+        Impl { spec, node: ImplNode::Spec }
+    }
+
+    /// The children in order (loop: body then boundaries; alloc: prologue, body, epilogue;
+    /// block: stages).
+    pub fn children(&self) -> Vec<&Impl> {
+        self.node.children().into_vec()
     }
 
     /// Mutable access to the children, in the order of [`Impl::children`].

@@ -22,12 +22,14 @@ pub use check::KernelMismatch;
 pub use emit::KernelEmitter;
 pub use helpers::Helper;
 
+use crate::fxhash::FxHashMap;
 use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::primitive::{FillValue, Primitive, Role};
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 use check::Checker;
+use std::cell::RefCell;
 use std::fmt;
 
 /// Levels accepted for single elements: scalar registers or L1.
@@ -152,6 +154,22 @@ impl KernelKind {
     /// Register levels are final (nothing moves out of them), so an operand moved to a register
     /// level no kernel accepts can never be implemented.
     pub fn any_accepts(primitive: Primitive, operand: usize, level: Level) -> bool {
+        // The search asks this of every Spec it bounds; the answer depends only on the kernel
+        // table, so each question is answered once per thread.
+        thread_local! {
+            static ANSWERS: RefCell<FxHashMap<(Primitive, usize, Level), bool>> = RefCell::default();
+        }
+        let key = (primitive, operand, level);
+        if let Some(known) = ANSWERS.with_borrow(|answers| answers.get(&key).copied()) {
+            return known;
+        }
+        let answer = KernelKind::scan_accepts(primitive, operand, level);
+        ANSWERS.with_borrow_mut(|answers| answers.insert(key, answer));
+        answer
+    }
+
+    /// [`KernelKind::any_accepts`], from the kernel table.
+    fn scan_accepts(primitive: Primitive, operand: usize, level: Level) -> bool {
         let direct = |p: Primitive, i: usize| {
             KernelKind::ALL.iter().any(|k| k.implements(p) && k.operand_levels(i).contains(&level))
         };

@@ -177,10 +177,18 @@ pub enum LayoutError {
 }
 
 /// A data layout in canonical form. See the module documentation.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Layout {
     dims: SmallVec<[PhysDim; 6]>,
     contig: u8,
+}
+
+// Copied as a slice: a derived clone goes element by element, and the search clones layouts on
+// every rewrite it applies.
+impl Clone for Layout {
+    fn clone(&self) -> Self {
+        Layout { dims: SmallVec::from_slice(&self.dims), contig: self.contig }
+    }
 }
 
 /// Physical extents, one per physical dimension.
@@ -308,16 +316,19 @@ impl Layout {
 
     /// Physical extents of a tensor of `shape` stored in this (canonical) layout.
     pub fn extents(&self, shape: &[u32]) -> Extents {
-        self.dims
-            .iter()
-            .map(|pd| match pd.strip() {
-                Some(s) => s,
-                None => {
-                    let strips: u64 = self.strips_of(pd.logical).map(u64::from).product();
-                    (u64::from(shape[usize::from(pd.logical)]) / strips) as u32
-                }
-            })
-            .collect()
+        self.extents_iter(shape).collect()
+    }
+
+    /// [`Layout::extents`] one at a time, for callers that only fold them: the search costs
+    /// layouts on every rewrite it applies.
+    fn extents_iter<'a>(&'a self, shape: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+        self.dims.iter().map(move |pd| match pd.strip() {
+            Some(s) => s,
+            None => {
+                let strips: u64 = self.strips_of(pd.logical).map(u64::from).product();
+                (u64::from(shape[usize::from(pd.logical)]) / strips) as u32
+            }
+        })
     }
 
     fn strips_of(&self, logical: u8) -> impl Iterator<Item = u32> + '_ {
@@ -326,17 +337,22 @@ impl Layout {
 
     /// Number of elements in the innermost contiguous block.
     pub fn contiguous_block(&self, shape: &[u32]) -> u64 {
-        let ext = self.extents(shape);
-        ext[ext.len() - usize::from(self.contig)..].iter().map(|&e| u64::from(e)).product()
+        let split = self.dims.len() - usize::from(self.contig);
+        self.extents_iter(shape).skip(split).map(u64::from).product()
     }
 
     /// Estimated number of cache lines a tensor of `shape` and `dtype_bytes`-sized elements
     /// touches: every non-contiguous position starts a new run of lines.
     pub fn cache_lines(&self, shape: &[u32], dtype_bytes: u32, line_bytes: u32) -> u64 {
-        let ext = self.extents(shape);
-        let split = ext.len() - usize::from(self.contig);
-        let outer: u64 = ext[..split].iter().map(|&e| u64::from(e)).product();
-        let block: u64 = ext[split..].iter().map(|&e| u64::from(e)).product();
+        let split = self.dims.len() - usize::from(self.contig);
+        let (mut outer, mut block) = (1u64, 1u64);
+        for (i, extent) in self.extents_iter(shape).enumerate() {
+            if i < split {
+                outer *= u64::from(extent);
+            } else {
+                block *= u64::from(extent);
+            }
+        }
         outer * (block * u64::from(dtype_bytes)).div_ceil(u64::from(line_bytes))
     }
 

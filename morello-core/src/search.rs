@@ -53,6 +53,7 @@ use crate::limits::{MemoryLimits, snap_down};
 use crate::rewrite::{Action, RewriteError};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
+use smallvec::SmallVec;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -434,10 +435,10 @@ impl Synthesizer {
                     continue;
                 }
             };
-            let imp = Impl { spec: spec.clone(), node };
-            let children = imp.children();
-            let mut global = Vec::with_capacity(children.len());
-            let mut local = Vec::with_capacity(children.len());
+            // The node is evaluated beside its Spec: an `Impl` would clone the Spec per rewrite.
+            let children = node.children();
+            let mut global: SmallVec<[u64; 4]> = SmallVec::new();
+            let mut local: SmallVec<[u64; 4]> = SmallVec::new();
             for child in &children {
                 let Some((g, l)) = self.child_bounds(&child.spec) else { break };
                 global.push(g);
@@ -447,8 +448,8 @@ impl Synthesizer {
                 learn(u64::MAX);
                 continue; // a child has no implementation at any limits
             }
-            let global_bound = bounds::node_lower_bound(&imp, &global, self.target);
-            let local_bound = bounds::node_lower_bound(&imp, &local, self.target);
+            let global_bound = bounds::node_lower_bound(spec, &node, &global, self.target);
+            let local_bound = bounds::node_lower_bound(spec, &node, &local, self.target);
             if local_bound > threshold {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
@@ -457,7 +458,7 @@ impl Synthesizer {
                 continue;
             }
             self.stats.actions_tried += 1;
-            let evaluation = self.evaluate(&imp, &mut local, threshold);
+            let evaluation = self.evaluate(spec, &node, &mut local, threshold);
             learn(match &evaluation {
                 Evaluation::Complete(cost, _) => cost.main,
                 Evaluation::Infeasible(_) => u64::MAX,
@@ -513,7 +514,7 @@ impl Synthesizer {
         }
         for (imp, level, needed) in &rejected {
             let global: Option<Vec<u64>> = imp.children().iter().map(|c| self.global_bound(c.spec.logical())).collect();
-            if global.is_some_and(|g| bounds::node_lower_bound(imp, &g, self.target) <= best_main) {
+            if global.is_some_and(|g| bounds::node_lower_bound(&imp.spec, &imp.node, &g, self.target) <= best_main) {
                 lower_to(&mut horizon, *level, needed - 1);
             }
         }
@@ -534,30 +535,31 @@ impl Synthesizer {
         SearchResult::Solved(Some(best), horizon)
     }
 
-    /// Solves the children of `imp` in order, each under the budget its siblings' current
-    /// lower bounds (`bounds`, updated as children are solved) leave within `threshold`.
-    fn evaluate(&mut self, imp: &Impl, bounds: &mut [u64], threshold: u64) -> Evaluation {
+    /// Solves the children of `node` (implementing `spec`) in order, each under the budget its
+    /// siblings' current lower bounds (`bounds`, updated as children are solved) leave within
+    /// `threshold`.
+    fn evaluate(&mut self, spec: &Spec, node: &ImplNode, bounds: &mut [u64], threshold: u64) -> Evaluation {
         let mut horizon = unbounded();
-        let mut costs = Vec::new();
-        for (i, child) in imp.children().iter().enumerate() {
-            let budget = child_budget(imp, bounds, i, threshold, self.target);
+        let mut costs: SmallVec<[Cost; 4]> = SmallVec::new();
+        for (i, child) in node.children().iter().enumerate() {
+            let budget = child_budget(spec, node, bounds, i, threshold, self.target);
             match self.solve(&child.spec, budget) {
                 Outcome::Solved(Some(cost), child_horizon) => {
-                    include_child_horizon(&mut horizon, imp, &child_horizon, self.target);
+                    include_child_horizon(&mut horizon, node, &child_horizon, self.target);
                     bounds[i] = cost.main;
                     costs.push(cost);
                 }
                 Outcome::Solved(None, child_horizon) => {
-                    include_child_horizon(&mut horizon, imp, &child_horizon, self.target);
+                    include_child_horizon(&mut horizon, node, &child_horizon, self.target);
                     return Evaluation::Infeasible(horizon);
                 }
                 Outcome::Exceeds(bound) => {
                     bounds[i] = bound;
-                    return Evaluation::Exceeded(bounds::node_lower_bound(imp, bounds, self.target));
+                    return Evaluation::Exceeded(bounds::node_lower_bound(spec, node, bounds, self.target));
                 }
             }
         }
-        Evaluation::Complete(node_cost(&imp.spec, &imp.node, &costs, self.target), horizon)
+        Evaluation::Complete(node_cost(spec, node, &costs, self.target), horizon)
     }
 
     /// `action` applied to `spec` at the smallest limits where it fits, raising each level
@@ -612,17 +614,18 @@ enum SearchResult {
     Exceeds(u64),
 }
 
-/// The most child `i` of `imp` may cost for the whole to stay within `threshold`, with the
-/// other children at their lower bounds. Node costs are affine in each child's cost.
-fn child_budget(imp: &Impl, bounds: &[u64], i: usize, threshold: u64, target: &Target) -> u64 {
+/// The most child `i` of `node` (implementing `spec`) may cost for the whole to stay within
+/// `threshold`, with the other children at their lower bounds. Node costs are affine in each
+/// child's cost.
+fn child_budget(spec: &Spec, node: &ImplNode, bounds: &[u64], i: usize, threshold: u64, target: &Target) -> u64 {
     if threshold == u64::MAX {
         return u64::MAX;
     }
-    let mut probe = bounds.to_vec();
+    let mut probe: SmallVec<[u64; 4]> = SmallVec::from_slice(bounds);
     probe[i] = 0;
-    let base = bounds::node_lower_bound(imp, &probe, target);
+    let base = bounds::node_lower_bound(spec, node, &probe, target);
     probe[i] = 1;
-    let slope = (bounds::node_lower_bound(imp, &probe, target) - base).max(1);
+    let slope = (bounds::node_lower_bound(spec, node, &probe, target) - base).max(1);
     threshold.saturating_sub(base) / slope
 }
 
@@ -658,9 +661,9 @@ fn lower_to(horizon: &mut MemoryLimits, level: Level, value: u64) {
 /// Lowers `horizon` to the largest parent limits whose child limits stay within
 /// `child_horizon`. Only moves and pipeline temporaries change limits between parent and
 /// child (a block's temporaries of one level are allocated together).
-fn include_child_horizon(horizon: &mut MemoryLimits, parent: &Impl, child_horizon: &MemoryLimits, target: &Target) {
+fn include_child_horizon(horizon: &mut MemoryLimits, parent: &ImplNode, child_horizon: &MemoryLimits, target: &Target) {
     let mut own = [0u64; crate::level::LEVEL_COUNT];
-    match &parent.node {
+    match parent {
         ImplNode::Alloc(a) => own[a.tensor.level().index()] = a.tensor.consumption(target),
         ImplNode::Block(b) => own = crate::tensor::consumption_by_level(&b.temps, target),
         _ => {}

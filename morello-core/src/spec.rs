@@ -12,6 +12,7 @@ mod decl;
 pub use compose::{Component, ComponentDecl, DisplayComponents, parameter_bindings};
 pub use decl::{LayoutDecl, OperandDecl};
 
+use crate::dtype::Dtype;
 use crate::fxhash::FxHasher;
 use crate::limits::{LimitsError, MemoryLimits};
 use crate::primitive::{Direction, Primitive};
@@ -256,10 +257,22 @@ impl LogicalSpec {
     /// `Err` explains why not.
     pub fn check_dtypes(&self) -> Result<(), String> {
         let dtypes: Vec<_> = self.operands.iter().map(TensorSpec::dtype).collect();
+        self.check_operand_dtypes(&dtypes)
+    }
+
+    /// [`LogicalSpec::check_dtypes`] for this Spec with operand `index` of type `dtype`, without
+    /// building that Spec.
+    pub(crate) fn check_dtypes_replacing(&self, index: usize, dtype: Dtype) -> Result<(), String> {
+        let mut dtypes: Vec<_> = self.operands.iter().map(TensorSpec::dtype).collect();
+        dtypes[index] = dtype;
+        self.check_operand_dtypes(&dtypes)
+    }
+
+    fn check_operand_dtypes(&self, dtypes: &[Dtype]) -> Result<(), String> {
         match &self.kind {
-            SpecKind::Primitive(p) => p.check_dtypes(&dtypes),
+            SpecKind::Primitive(p) => p.check_dtypes(dtypes),
             SpecKind::Compose(components) => {
-                compose::check_component_dtypes(components, &dtypes).map_err(|e| e.to_string())
+                compose::check_component_dtypes(components, dtypes).map_err(|e| e.to_string())
             }
         }
     }

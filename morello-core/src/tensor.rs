@@ -11,13 +11,21 @@ use thiserror::Error;
 
 /// The description of one operand: shape, element type, memory level, layout (with
 /// contiguity) and, for vector registers, the number of lanes per register.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct TensorSpec {
     shape: Shape,
     dtype: Dtype,
     level: Level,
     layout: Layout,
     vector_size: Option<u32>,
+}
+
+// The shape is copied as a slice: a derived clone goes element by element, and the search
+// clones tensors on every rewrite it applies.
+impl Clone for TensorSpec {
+    fn clone(&self) -> Self {
+        self.with_shape_and_layout(&self.shape, self.layout.clone())
+    }
 }
 
 /// Why a tensor specification is invalid.
@@ -184,9 +192,21 @@ impl TensorSpec {
     /// The specification of a `tile_shape` tile of this tensor.
     pub fn tile(&self, tile_shape: &[u32], target: &Target) -> Result<TensorSpec, TensorSpecError> {
         let layout = if self.level.has_layout() { self.layout.tile(&self.shape, tile_shape)? } else { Layout::empty() };
-        let t = TensorSpec { shape: tile_shape.into(), layout, ..self.clone() };
+        let t = self.with_shape_and_layout(tile_shape, layout);
         t.check_vector_size(target)?;
         Ok(t)
+    }
+
+    /// This tensor with another shape and layout, unchecked. Copies only the scalar fields: the
+    /// search tiles tensors on every rewrite it applies.
+    fn with_shape_and_layout(&self, shape: &[u32], layout: Layout) -> TensorSpec {
+        TensorSpec {
+            shape: Shape::from_slice(shape),
+            dtype: self.dtype,
+            level: self.level,
+            layout,
+            vector_size: self.vector_size,
+        }
     }
 
     /// This tensor at another level with another dtype, layout and vector size (a move
@@ -207,7 +227,7 @@ impl TensorSpec {
     pub fn view(&self, view_shape: &[u32], map: &ViewMap, target: &Target) -> Result<TensorSpec, TensorSpecError> {
         let layout =
             if self.level.has_layout() { self.layout.view(&self.shape, view_shape, map)? } else { Layout::empty() };
-        let t = TensorSpec { shape: view_shape.into(), layout, ..self.clone() };
+        let t = self.with_shape_and_layout(view_shape, layout);
         t.check_vector_size(target)?;
         Ok(t)
     }

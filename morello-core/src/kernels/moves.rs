@@ -6,12 +6,14 @@ use super::check::Checker;
 use super::emit::{KernelEmitter, lane_slice, load_vectors, store_vectors, widen_bf16};
 use super::{KernelDef, KernelMismatch, MEMORY, SCALAR, VECTOR, VECTOR_OR_L1, no_registers, operand_moves};
 use crate::dtype::Dtype;
+use crate::fxhash::FxHashMap;
 use crate::level::Level;
 use crate::primitive::Primitive;
 use crate::shape::coordinates;
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 use crate::tensor::TensorSpec;
+use std::cell::RefCell;
 
 fn is_move(p: Primitive) -> bool {
     p == Primitive::Move
@@ -192,7 +194,7 @@ pub static VECTOR_PERMUTE: KernelDef = KernelDef {
         })
     },
     cost: |spec, _| {
-        let (shuffles, _) = shuffle_plan(spec);
+        let shuffles = shuffle_count(spec);
         let memory_vectors: u64 = spec
             .operands()
             .iter()
@@ -219,6 +221,27 @@ pub static VECTOR_PERMUTE: KernelDef = KernelDef {
         out.close();
     },
 };
+
+/// The shuffles [`shuffle_plan`] takes for `spec`, remembered per thread: the search costs the
+/// same register transposes many times, and planning one visits every element.
+fn shuffle_count(spec: &LogicalSpec) -> u64 {
+    /// Beyond this many Specs the remembered counts are dropped, to bound the memory they take.
+    const CAPACITY: usize = 1 << 16;
+    thread_local! {
+        static COUNTS: RefCell<FxHashMap<LogicalSpec, u64>> = RefCell::default();
+    }
+    if let Some(known) = COUNTS.with_borrow(|counts| counts.get(spec).copied()) {
+        return known;
+    }
+    let (shuffles, _) = shuffle_plan(spec);
+    COUNTS.with_borrow_mut(|counts| {
+        if counts.len() >= CAPACITY {
+            counts.clear();
+        }
+        counts.insert(spec.clone(), shuffles);
+    });
+    shuffles
+}
 
 /// For each destination register, the (source register, lane) of each of its lanes; and the
 /// number of shuffles assembling them takes.

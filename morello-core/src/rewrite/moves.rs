@@ -60,9 +60,8 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
         src.moved(dtype, level, layout.with_contig(u8::MAX), vector_size, target)
     }
     .map_err(|source| RewriteError::MoveInvalid { operand: name(), source })?;
-    let body_logical = spec.logical().with_operand(operand, dst.clone());
     if !same_dtype {
-        body_logical.check_dtypes().map_err(RewriteError::Dtypes)?;
+        spec.logical().check_dtypes_replacing(operand, dtype).map_err(RewriteError::Dtypes)?;
     }
     let needed = dst.consumption(target);
     let limits = spec.limits().allocate(level, needed, target).ok_or(RewriteError::OutOfMemory {
@@ -70,6 +69,8 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
         needed,
         available: spec.limits().get(level),
     })?;
+    // Built last: the search applies many moves that do not fit, and a Spec is costly to build.
+    let body_logical = spec.logical().with_operand(operand, dst.clone());
 
     let serial = spec.logical().serial();
     let move_spec = |from: &TensorSpec, to: &TensorSpec| {

@@ -10,13 +10,14 @@
 
 use crate::cost::{Cost, node_cost};
 use crate::dtype::Dtype;
-use crate::imp::{Impl, ImplNode};
+use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
 use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::primitive::{Direction, Primitive};
-use crate::spec::LogicalSpec;
+use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
+use smallvec::SmallVec;
 
 /// A lower bound on the main cost of any implementation of `spec`.
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
@@ -145,13 +146,13 @@ fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
     (u64::from(target.line_bytes) / (2 * weight * bytes)).max(1)
 }
 
-/// A lower bound on the main cost of any implementation that starts with `node`, given lower
-/// bounds for its children.
-pub fn node_lower_bound(imp: &Impl, child_bounds: &[u64], target: &Target) -> u64 {
-    debug_assert!(!matches!(imp.node, ImplNode::Spec));
-    let children: Vec<Cost> =
+/// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
+/// given lower bounds for its children.
+pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], target: &Target) -> u64 {
+    debug_assert!(!matches!(node, ImplNode::Spec));
+    let children: SmallVec<[Cost; 4]> =
         child_bounds.iter().map(|&main| Cost { main, peak: MemoryUsage::zero(), depth: 0 }).collect();
-    node_cost(&imp.spec, &imp.node, &children, target).main
+    node_cost(spec, node, &children, target).main
 }
 
 /// A lower bound on the main cost of any implementation whose peak at `level` (an addressed
