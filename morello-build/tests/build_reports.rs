@@ -2,11 +2,41 @@
 //! static library for valid kernels. One test, because it sets the process environment that
 //! Cargo gives build scripts.
 
+use morello_core::target::{Target, X86_AVX2};
 use std::path::Path;
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src").join(name), text).unwrap();
+}
+
+/// Runs `f` with the environment variable `key` set to `value`, then removes it.
+fn with_env<R>(key: &str, value: &str, f: impl FnOnce() -> R) -> R {
+    // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
+    unsafe { std::env::set_var(key, value) };
+    let result = f();
+    // SAFETY: as above.
+    unsafe { std::env::remove_var(key) };
+    result
+}
+
+/// Each of `specs`, read offline from the database `db_file`, compiles to a kernel that matches
+/// the reference evaluator (checked only where this CPU runs `target`'s code).
+fn check_saved_kernels(db_file: &Path, target: &'static Target, specs: &[&str]) {
+    if !morello_core::harness::cpu_supports(target) {
+        return;
+    }
+    let (db, _) = morello_core::db::file::load(db_file, target);
+    let mut synth = morello_core::search::Synthesizer::with_database(db);
+    synth.set_offline(true);
+    let compiler = morello_core::harness::CCompiler::gcc();
+    for text in specs {
+        let spec = morello_core::spec::Spec::parse_for(text, target).unwrap();
+        let imp = synth.synthesize(&spec).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let kernel = morello_core::codegen::emit_c(&imp, "saved_kernel", target).unwrap();
+        morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target)
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
 }
 
 #[test]
@@ -84,17 +114,15 @@ fn build_helper_reports_and_builds() {
     assert!(built.specs_searched > 0 && db_file.exists(), "{db_file:?}");
     let again = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
     assert_eq!(again.specs_searched, 0, "a warm build searched");
-    // SAFETY: as above.
-    unsafe { std::env::set_var("MORELLO_OFFLINE", "1") };
-    let offline = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
-    assert_eq!(offline.specs_searched, 0);
-    assert_eq!(std::fs::read_to_string(&offline.c_files[0]).unwrap(), source, "offline C differs");
-    write(&root, "new.rs", "morello::kernel! {\n    pub fn fresh(FillZero(8x8, (u32, GL)));\n}\n");
-    let err = morello_build::Build::new().file("src/new.rs").try_compile("t").unwrap_err().to_string();
-    assert!(err.contains("src/new.rs:2:18: the database has no implementation of"), "{err}");
-    assert!(err.contains("MORELLO_OFFLINE is set") && err.contains("x86-avx2.morellodb"), "{err}");
-    // SAFETY: as above.
-    unsafe { std::env::remove_var("MORELLO_OFFLINE") };
+    with_env("MORELLO_OFFLINE", "1", || {
+        let offline = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
+        assert_eq!(offline.specs_searched, 0);
+        assert_eq!(std::fs::read_to_string(&offline.c_files[0]).unwrap(), source, "offline C differs");
+        write(&root, "new.rs", "morello::kernel! {\n    pub fn fresh(FillZero(8x8, (u32, GL)));\n}\n");
+        let err = morello_build::Build::new().file("src/new.rs").try_compile("t").unwrap_err().to_string();
+        assert!(err.contains("src/new.rs:2:18: the database has no implementation of"), "{err}");
+        assert!(err.contains("MORELLO_OFFLINE is set") && err.contains("x86-avx2.morellodb"), "{err}");
+    });
     // A damaged database is ignored (with a warning) and replaced.
     std::fs::write(&db_file, b"MORELLO\x01 not really").unwrap();
     let rebuilt = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
@@ -137,29 +165,12 @@ fn several_kernels_on_two_threads(root: &Path, db_dir: &Path) {
     assert!(err.contains("src/several.rs:6:18: no implementation of"), "{err}");
 
     write(root, "several.rs", &kernels(false));
-    // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
-    unsafe { std::env::set_var("MORELLO_OFFLINE", "1") };
-    let offline = morello_build::Build::new().file("src/several.rs").try_compile("several");
-    // SAFETY: as above.
-    unsafe { std::env::remove_var("MORELLO_OFFLINE") };
-    let offline = offline.unwrap();
+    let offline =
+        with_env("MORELLO_OFFLINE", "1", || morello_build::Build::new().file("src/several.rs").try_compile("several"))
+            .unwrap();
     assert_eq!(offline.kernels.len(), specs.len() + 1);
     assert_eq!(offline.specs_searched, 0);
-
-    let target = &morello_core::target::X86_AVX2;
-    if !morello_core::harness::cpu_supports(target) {
-        return;
-    }
-    let (db, _) = morello_core::db::file::load(&db_dir.join("x86-avx2.morellodb"), target);
-    let mut synth = morello_core::search::Synthesizer::with_database(db);
-    synth.set_offline(true);
-    for text in specs {
-        let spec = morello_core::spec::Spec::parse_for(text, target).unwrap();
-        let imp = synth.synthesize(&spec).unwrap();
-        let kernel = morello_core::codegen::emit_c(&imp, "saved_kernel", target).unwrap();
-        let compiler = morello_core::harness::CCompiler::gcc();
-        morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target).unwrap();
-    }
+    check_saved_kernels(&db_dir.join("x86-avx2.morellodb"), &X86_AVX2, &specs);
 }
 
 /// `MORELLO_SLACK`: a bad value is reported naming the variable; a good one synthesizes into a
@@ -170,12 +181,7 @@ fn slack_results_keep_to_their_own_file(root: &Path, db_dir: &Path) {
     let text = "Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL))";
     write(root, "slack.rs", &format!("morello::kernel! {{\n    pub fn within({text});\n}}\n"));
     let build = |slack: &str| {
-        // SAFETY: this test binary runs this single test; nothing reads the environment concurrently.
-        unsafe { std::env::set_var("MORELLO_SLACK", slack) };
-        let result = morello_build::Build::new().file("src/slack.rs").try_compile("slack");
-        // SAFETY: as above.
-        unsafe { std::env::remove_var("MORELLO_SLACK") };
-        result
+        with_env("MORELLO_SLACK", slack, || morello_build::Build::new().file("src/slack.rs").try_compile("slack"))
     };
     let err = build("lots").unwrap_err().to_string();
     assert!(err.contains("MORELLO_SLACK: `lots` is not a slack"), "{err}");
@@ -184,19 +190,9 @@ fn slack_results_keep_to_their_own_file(root: &Path, db_dir: &Path) {
     assert!(built.specs_searched > 0);
     assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
     let slack_file = db_dir.join("x86-avx2.slack50.morellodb");
-    let target = &morello_core::target::X86_AVX2;
-    let (db, report) = morello_core::db::file::load(&slack_file, target);
+    let (_, report) = morello_core::db::file::load(&slack_file, &X86_AVX2);
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
     let again = build("50").unwrap();
     assert_eq!(again.specs_searched, 0, "the second build with the same slack searched");
-    if !morello_core::harness::cpu_supports(target) {
-        return;
-    }
-    let mut synth = morello_core::search::Synthesizer::with_database(db);
-    synth.set_offline(true);
-    let spec = morello_core::spec::Spec::parse_for(text, target).unwrap();
-    let imp = synth.synthesize(&spec).unwrap();
-    let kernel = morello_core::codegen::emit_c(&imp, "slack_kernel", target).unwrap();
-    let compiler = morello_core::harness::CCompiler::gcc();
-    morello_core::harness::check_against_reference(&kernel, spec.logical(), &compiler, target).unwrap();
+    check_saved_kernels(&slack_file, &X86_AVX2, &[text]);
 }

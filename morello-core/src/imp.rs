@@ -165,8 +165,7 @@ impl Impl {
         Impl { spec, node: ImplNode::Spec }
     }
 
-    /// The children in order (loop: body then boundaries; alloc: prologue, body, epilogue;
-    /// block: stages).
+    /// The children in order (see [`ImplNode::children`]).
     pub fn children(&self) -> Vec<&Impl> {
         self.node.children().into_vec()
     }
