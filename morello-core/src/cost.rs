@@ -3,6 +3,13 @@
 //! [`node_cost`] composes a node's cost from its children's; it is the only definition, used
 //! both to cost complete Impls ([`impl_cost`]) and inside the search. Every node costs at least
 //! as much as each child, which gives synthesis its optimal substructure.
+//!
+//! One term extends the paper's model: every iteration of a loop also pays for the lines it
+//! makes the hardware prefetcher miss ([`streams`]).
+
+mod streams;
+
+pub use streams::scattered_lines;
 
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
@@ -53,16 +60,17 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
         }
         ImplNode::Loop(l) => {
             let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
+            let unprefetched = streams::scattered_lines(spec, &l.tile, target).saturating_mul(target.streams.line_cost);
+            let iteration = children[0].main.saturating_add(unprefetched);
             let main = if l.parallel {
                 let p = &target.parallel;
                 let rounds = trips.div_ceil(u64::from(p.processors));
-                children[0]
-                    .main
+                iteration
                     .saturating_mul(rounds)
                     .saturating_add(p.setup)
                     .saturating_add(p.per_iteration.saturating_mul(trips))
             } else {
-                children[0].main.saturating_mul(trips)
+                iteration.saturating_mul(trips)
             };
             Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }

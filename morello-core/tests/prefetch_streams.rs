@@ -1,0 +1,54 @@
+//! The cost model's prefetch-stream term steers the search: a vector-matrix product too large
+//! for the caches is synthesized to read its matrix a few rows at a time, and the program that
+//! sweeps column strips over all rows pays for every line of the matrix.
+
+use morello_core::cost::{impl_cost, scattered_lines};
+use morello_core::imp::{Impl, ImplNode};
+use morello_core::search::Synthesizer;
+use morello_core::spec::Spec;
+use morello_core::syntax::run_schedule;
+use morello_core::target::{Target, TargetId};
+
+/// The gemma.cpp shape of the benchmark: a 128 MiB f32 matrix.
+const VECMAT_F32: &str = "Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial)";
+const VECMAT_BF16: &str = "Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial)";
+
+fn avx512() -> &'static Target {
+    TargetId::X86Avx512.target()
+}
+
+/// The most lines any loop of `imp` makes the prefetcher miss per iteration.
+fn worst_scattered_lines(imp: &Impl, target: &Target) -> u64 {
+    let mut worst = 0;
+    imp.visit(&mut |node| {
+        if let ImplNode::Loop(l) = &node.node {
+            worst = worst.max(scattered_lines(&node.spec, &l.tile, target));
+        }
+    });
+    worst
+}
+
+#[test]
+fn the_search_reads_a_large_matrix_a_few_rows_at_a_time() {
+    let target = avx512();
+    for text in [VECMAT_F32, VECMAT_BF16] {
+        let spec = Spec::parse_for(text, target).unwrap();
+        let imp = Synthesizer::new(target).synthesize(&spec).unwrap();
+        assert_eq!(worst_scattered_lines(&imp, target), 0, "{text}:\n{imp}");
+    }
+}
+
+#[test]
+fn column_strips_over_all_rows_pay_for_every_line() {
+    let target = avx512();
+    let spec = Spec::parse_for(VECMAT_F32, target).unwrap();
+    let (partial, _) = run_schedule(spec.clone(), "tile([1, 1, 2048, 128]); synthesize_all;", target).unwrap();
+    let strips = partial.synthesize_all(&mut Synthesizer::new(target)).unwrap();
+    let ImplNode::Loop(l) = &strips.node else { panic!("the schedule starts with a loop:\n{strips}") };
+    // 128 strips of 2048 runs of 512 bytes, each run 8 lines that arrive unprefetched.
+    let body = impl_cost(&l.body, target).unwrap().main;
+    let per_strip = body + 2048 * 8 * target.streams.line_cost;
+    assert_eq!(impl_cost(&strips, target).unwrap().main, 128 * per_strip);
+    let searched = Synthesizer::new(target).synthesize(&spec).unwrap();
+    assert!(impl_cost(&searched, target).unwrap().main < 128 * per_strip);
+}
