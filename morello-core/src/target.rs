@@ -90,17 +90,23 @@ pub struct ParallelCost {
 ///
 /// A loop that steps along the contiguous dimension of an operand continues every run of that
 /// operand's tile on each iteration, so each run is a stream a prefetcher may follow. The
-/// stream prefetcher tracks a few dozen of them and stops at page boundaries; the stride
-/// prefetcher also stops there. So when rows lie a page or more apart, the pieces are shorter
-/// than a page and there are more rows than the stream prefetcher tracks, most lines arrive
-/// unprefetched. Measured on the development machine (AVX-512, a 1×2048×16384 f32
-/// vector-matrix product in C, rows 64 KiB apart): reading 16 or 32 rows side by side in
-/// 512-byte pieces runs at 8.07 and 7.96 GFLOP/s, all 2048 rows at 5.28, 1.53× the time; so an
-/// unprefetched line costs about half a global-memory line (20) more.
+/// stream prefetcher tracks a few dozen of them, stops at page boundaries and needs a few pages
+/// of a stream to run ahead of it; the stride prefetcher stays inside a page. So when rows lie a
+/// page or more apart, each row is read in short pieces and there are more rows than the stream
+/// prefetcher tracks, most lines arrive unprefetched.
+///
+/// Measured on the development machine (AVX-512, a 1×2048×16384 f32 vector-matrix product,
+/// rows 64 KiB apart). In a C loop, reading 16 or 32 rows side by side in 512-byte pieces runs
+/// at 8.07 and 7.96 GFLOP/s, all 2048 rows at 5.28, 1.53× the time; so an unprefetched line
+/// costs about half a global-memory line (20) more. With Morello's kernels, 32 rows at a time in
+/// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 92–94%, 97% and 98%
+/// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct StreamCost {
-    /// Prefetchers do not cross boundaries of this many bytes (a page).
+    /// The stride prefetcher does not cross boundaries of this many bytes (a page).
     pub page_bytes: u32,
+    /// Pieces of a row at least this long stream as well as whole rows.
+    pub stream_bytes: u32,
     /// The most runs the stream prefetcher follows at once.
     pub prefetch_streams: u32,
     /// Extra cost of a cache line that arrives unprefetched.
@@ -109,7 +115,8 @@ pub struct StreamCost {
 
 /// The prefetchers of the development machine's cores (see [`StreamCost`]); every target uses
 /// them.
-const MEASURED_STREAMS: StreamCost = StreamCost { page_bytes: 4096, prefetch_streams: 32, line_cost: 10 };
+const MEASURED_STREAMS: StreamCost =
+    StreamCost { page_bytes: 4096, stream_bytes: 16384, prefetch_streams: 32, line_cost: 10 };
 
 /// A target machine.
 #[derive(Debug)]
