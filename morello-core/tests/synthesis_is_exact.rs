@@ -7,7 +7,7 @@ use common::limits::{sampled_boxes, solve_small_specs};
 use morello_core::cost::impl_cost;
 use morello_core::search::{Synthesizer, exhaustive};
 use morello_core::spec::Spec;
-use morello_core::target::{Target, X86_AVX2, X86_AVX512};
+use morello_core::target::{StreamCost, Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
 
 /// Checks one Spec against both reference searches (tree enumeration only when small enough).
@@ -80,6 +80,33 @@ fn avx512_moves_and_products_match_exhaustive_dynamic_programming() {
     ] {
         let _ = check_on(text, &X86_AVX512);
     }
+}
+
+/// The prefetch-stream term (`cost::scattered_lines`) charges loops over operands with rows of
+/// a page or more, which no Spec small enough for exhaustive search has on the real targets. On
+/// a copy of AVX2 whose prefetchers follow one stream and whose pages are 8 bytes, it charges
+/// loops of small Specs, and synthesis, whose lower bounds include it, must still find the
+/// exhaustive optimum.
+#[test]
+fn small_specs_match_exhaustive_search_when_loops_pay_for_streams() {
+    let streams = StreamCost { page_bytes: 8, stream_bytes: 16, prefetch_streams: 1, line_cost: 10 };
+    let target: &'static Target = Box::leak(Box::new(Target { streams, ..X86_AVX2 }));
+    let mut changed = 0;
+    for text in [
+        "(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 256, 512])",
+        "(Matmul(1x3x2x3, (u32, GL), (u32, GL), (u32, GL)), [16, 64, 256, 512])",
+        "(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])",
+        // Too little L1 to hold either operand: the copy must loop over global memory.
+        "(Move(4x8, (f32, GL), (f32, GL, col_major)), [16, 64, 32, 512])",
+    ] {
+        let _ = check_on(text, target);
+        let optimum = |t: &'static Target| {
+            let spec = Spec::parse_for(text, t).unwrap();
+            Synthesizer::new(t).optimal_cost(&spec).map(|c| c.main)
+        };
+        changed += usize::from(optimum(target) != optimum(&X86_AVX2));
+    }
+    assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
 }
 
 #[test]
