@@ -5,7 +5,7 @@
 //! as much as each child, which gives synthesis its optimal substructure.
 //!
 //! One term extends the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetcher miss ([`streams`]).
+//! makes the hardware prefetchers miss ([`scattered_lines`]).
 
 mod streams;
 

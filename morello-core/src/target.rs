@@ -99,7 +99,7 @@ pub struct ParallelCost {
 /// rows 64 KiB apart). In a C loop, reading 16 or 32 rows side by side in 512-byte pieces runs
 /// at 8.07 and 7.96 GFLOP/s, all 2048 rows at 5.28, 1.53× the time; so an unprefetched line
 /// costs about half a global-memory line (20) more. With Morello's kernels, 32 rows at a time in
-/// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 92–94%, 97% and 98%
+/// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 91–94%, 97% and 98%
 /// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct StreamCost {
