@@ -245,16 +245,17 @@ impl Synthesizer {
     /// next, so the result is the optimum.
     fn solve_with_rising_budget(&mut self, spec: &Spec) -> Outcome {
         let mut budget = raise(self.estimated_bound(spec.logical()));
-        for attempt in 1.. {
+        let mut failed = 0;
+        loop {
             match self.solve(spec, budget) {
                 Outcome::Exceeds(bound) if !self.timed_out && budget != u64::MAX => {
+                    failed += 1;
                     let raised = raise(bound.max(budget));
-                    budget = if attempt < FINE_BUDGET_STEPS { raised } else { raised.max(budget.saturating_mul(2)) };
+                    budget = if failed < FINE_BUDGET_STEPS { raised } else { raised.max(budget.saturating_mul(2)) };
                 }
                 outcome => return outcome,
             }
         }
-        unreachable!("the budget reaches u64::MAX within 64 doublings")
     }
 
     /// Runs `f` on a thread with a large stack: the search recurses once per nested rewrite,

@@ -17,6 +17,7 @@
 
 use crate::layout::PhysKind;
 use crate::level::Level;
+use crate::shape::volume;
 use crate::spec::Spec;
 use crate::target::{StreamCost, Target};
 
@@ -41,7 +42,7 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
         let tile_shape = prim.operand_shape(i, tile);
         let row_bytes = u64::from(operand.shape()[dim]) * dtype_bytes;
         let piece_bytes = u64::from(tile_shape[dim]) * dtype_bytes;
-        let rows: u64 = tile_shape.iter().enumerate().filter(|&(d, _)| d != dim).map(|(_, &e)| u64::from(e)).product();
+        let rows = volume(&tile_shape) / u64::from(tile_shape[dim]);
         let dense_rows = layout.contig() >= 2;
         let streaming_rows = row_bytes >= stream || dense_rows && row_bytes >= page;
         let cut = piece_bytes < row_bytes.min(stream);
