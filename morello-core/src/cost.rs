@@ -5,7 +5,10 @@
 //! as much as each child, which gives synthesis its optimal substructure.
 //!
 //! One term extends the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetchers miss ([`scattered_lines`]).
+//! makes the hardware prefetchers miss ([`scattered_lines`]). And the search gives a Spec whose
+//! data fits in L1 only one rewrite, the (no-op) cache fill of that data
+//! ([`crate::residency`]), so a program pays global memory's weight once for data the cache
+//! keeps, wherever its fills would otherwise sit.
 
 mod streams;
 

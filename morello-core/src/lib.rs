@@ -22,6 +22,7 @@ pub mod level;
 pub mod limits;
 pub mod primitive;
 pub mod reference;
+pub mod residency;
 pub mod rewrite;
 pub mod schedule;
 pub mod search;

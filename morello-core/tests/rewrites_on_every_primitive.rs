@@ -3,11 +3,12 @@
 //! every accumulating output, and every child Spec a rewrite produces is canonical.
 
 use morello_core::imp::ImplNode;
+use morello_core::level::Level;
 use morello_core::primitive::{FillValue, Primitive};
 use morello_core::rewrite::{Action, RewriteError};
 use morello_core::search::{Synthesizer, actions};
 use morello_core::spec::Spec;
-use morello_core::target::X86_AVX2;
+use morello_core::target::{Target, X86_AVX2};
 
 fn spec(text: &str) -> Spec {
     text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -102,11 +103,16 @@ fn every_rewrite_produces_canonical_child_specs() {
         "FillNegInf(8x8, (f32, L1, col_major))",
         "OnePrefix(4x4, (i8, GL), (i8, GL))",
     ];
+    // A copy of AVX2 whose L1 holds none of these Specs whole, so that those in global memory
+    // have every rewrite, not only the cache fill of a Spec held in L1 (`residency`).
+    let mut levels = X86_AVX2.levels;
+    levels[Level::L1.index()].capacity_bytes = 512;
+    let target = Target { levels, ..X86_AVX2 };
     let mut children = 0;
     for text in texts {
         let s = spec(text);
-        for action in actions(&s, &X86_AVX2) {
-            let Ok(node) = action.apply(&s, &X86_AVX2) else { continue };
+        for action in actions(&s, &target) {
+            let Ok(node) = action.apply(&s, &target) else { continue };
             let imp = morello_core::imp::Impl { spec: s.clone(), node };
             for child in imp.children() {
                 let printed = child.spec.to_string();

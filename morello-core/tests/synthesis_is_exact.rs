@@ -5,6 +5,7 @@ mod common;
 
 use common::limits::{sampled_boxes, solve_small_specs};
 use morello_core::cost::impl_cost;
+use morello_core::level::Level;
 use morello_core::search::{Synthesizer, exhaustive};
 use morello_core::spec::Spec;
 use morello_core::target::{StreamCost, Target, X86_AVX2, X86_AVX512};
@@ -93,22 +94,24 @@ fn avx512_moves_and_products_match_exhaustive_dynamic_programming() {
 /// a page or more, which no Spec small enough for exhaustive search has on the real targets. On
 /// a copy of AVX2 whose prefetchers follow one stream and whose pages are 8 bytes, it charges
 /// loops of small Specs, and synthesis, whose lower bounds include it, must still find the
-/// exhaustive optimum.
+/// exhaustive optimum. The copy also has 64 bytes of L1, so that these Specs are not held in L1
+/// whole (`morello_core::residency`) and loop over global memory.
 #[test]
 fn small_specs_match_exhaustive_search_when_loops_pay_for_streams() {
+    let mut levels = X86_AVX2.levels;
+    levels[Level::L1.index()].capacity_bytes = 64;
+    let without_streams: &'static Target = Box::leak(Box::new(Target { levels, ..X86_AVX2 }));
     let streams = StreamCost { page_bytes: 8, stream_bytes: 16, prefetch_streams: 1, line_cost: 10 };
-    let target: &'static Target = Box::leak(Box::new(Target { streams, ..X86_AVX2 }));
+    let target: &'static Target = Box::leak(Box::new(Target { levels, streams, ..X86_AVX2 }));
     let mut changed = 0;
     for text in [
-        "(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 256, 512])",
-        "(Matmul(1x3x2x3, (u32, GL), (u32, GL), (u32, GL)), [16, 64, 256, 512])",
-        "(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])",
-        // Too little L1 to hold either operand: the copy must loop over global memory.
+        "(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 64, 512])",
+        "(Move(4x8, (f32, GL), (f32, GL, col_major)), [16, 64, 64, 512])",
         "(Move(4x8, (f32, GL), (f32, GL, col_major)), [16, 64, 32, 512])",
     ] {
         let with_streams = check_on(text, target).optimum;
-        let spec = Spec::parse_for(text, &X86_AVX2).unwrap();
-        let without = Synthesizer::new(&X86_AVX2).optimal_cost(&spec).map(|c| c.main);
+        let spec = Spec::parse_for(text, without_streams).unwrap();
+        let without = Synthesizer::new(without_streams).optimal_cost(&spec).map(|c| c.main);
         changed += usize::from(with_streams != without);
     }
     assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");

@@ -1,8 +1,9 @@
 //! Cost-model calibration report: how well the cost model ranks implementations of one Spec.
 //!
 //! It builds many distinct complete implementations of one Spec: for every rewrite the search
-//! may apply at the top, and for up to [`SECOND_LEVEL_PER_TOP`] rewrites of that rewrite's
-//! first child, the rest is completed optimally by the search. Each is compiled, checked against the reference
+//! may apply at the top (below the cache fills of a Spec held in L1, its only rewrites), and
+//! for up to [`SECOND_LEVEL_PER_TOP`] rewrites of that rewrite's first child, the rest is
+//! completed optimally by the search. Each is compiled, checked against the reference
 //! evaluator, then timed in one process, pinned to one core, in interleaved rounds (so drift
 //! hits every kernel alike). It prints predicted cost against measured median time and
 //! Spearman's rank correlation between them.
@@ -68,15 +69,18 @@ fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
     let mut synth = Synthesizer::new(target);
     let mut seen = BTreeSet::new();
     let mut candidates = Vec::new();
-    let tops = actions(spec, target);
+    // A Spec held in L1 has one rewrite, the cache fill (`morello_core::residency`): the
+    // choices start below its fills.
+    let (fills, chosen_spec) = forced_chain(spec, target);
+    let tops = actions(&chosen_spec, target);
     for (done, top) in tops.iter().enumerate() {
-        let Ok(node) = top.apply(spec, target) else { continue };
+        let Ok(node) = top.apply(&chosen_spec, target) else { continue };
         eprintln!("  [{done}/{}] {top}: {} implementations so far", tops.len(), candidates.len());
-        let imp = Impl { spec: spec.clone(), node };
+        let imp = Impl { spec: chosen_spec.clone(), node };
         // The top rewrite with optimal children, and with each rewrite of its first child.
         let mut variants = vec![(format!("{top}"), imp.clone(), None)];
         if let Some(first) = imp.children().first() {
-            let seconds = actions(&first.spec, target);
+            let seconds = actions(&forced_chain(&first.spec, target).1, target);
             let step = seconds.len().div_ceil(SECOND_LEVEL_PER_TOP).max(1);
             for second in seconds.into_iter().step_by(step) {
                 variants.push((format!("{top}; {second}"), imp.clone(), Some(second)));
@@ -86,6 +90,7 @@ fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
             if complete(&mut imp, second, &mut synth, target).is_none() {
                 continue;
             }
+            let imp = wrap(&fills, imp);
             let Some(cost) = impl_cost(&imp, target) else { continue };
             let symbol = format!("candidate{}", candidates.len());
             let kernel = emit_c(&imp, &symbol, target).map_err(|e| e.to_string())?;
@@ -106,8 +111,37 @@ fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
     Ok(())
 }
 
-/// Completes `imp`'s children optimally, applying `second` to the first child first. `None` if
-/// something does not apply or has no implementation.
+/// The rewrites applied while `spec` and its descendants have only one (the cache fills of a
+/// Spec held in L1), outermost first, and the first descendant with a choice.
+fn forced_chain(spec: &Spec, target: &Target) -> (Vec<Impl>, Spec) {
+    let mut chain = Vec::new();
+    let mut current = spec.clone();
+    loop {
+        let only = match actions(&current, target).as_slice() {
+            [only] => only.clone(),
+            _ => return (chain, current),
+        };
+        let Ok(node) = only.apply(&current, target) else { return (chain, current) };
+        let imp = Impl { spec: current, node };
+        let [child] = imp.children()[..] else { unreachable!("a cache fill has one child") };
+        current = child.spec.clone();
+        chain.push(imp);
+    }
+}
+
+/// `inner` (an implementation of the Spec [`forced_chain`] stopped at) inside the rewrites of
+/// `chain`.
+fn wrap(chain: &[Impl], inner: Impl) -> Impl {
+    chain.iter().rev().fold(inner, |inner, outer| {
+        let mut outer = outer.clone();
+        *outer.children_mut().into_iter().next().expect("a cache fill has one child") = inner;
+        outer
+    })
+}
+
+/// Completes `imp`'s children optimally, applying `second` to the first child first (below the
+/// first child's forced cache fills). `None` if something does not apply or has no
+/// implementation.
 fn complete(
     imp: &mut Impl,
     second: Option<morello_core::rewrite::Action>,
@@ -117,12 +151,13 @@ fn complete(
     for (i, child) in imp.children_mut().into_iter().enumerate() {
         match (&second, i) {
             (Some(action), 0) => {
-                let node = action.apply(&child.spec, target).ok()?;
-                let mut inner = Impl { spec: child.spec.clone(), node };
+                let (fills, chosen) = forced_chain(&child.spec, target);
+                let node = action.apply(&chosen, target).ok()?;
+                let mut inner = Impl { spec: chosen, node };
                 for grandchild in inner.children_mut() {
                     *grandchild = synth.synthesize(&grandchild.spec).ok()?;
                 }
-                *child = inner;
+                *child = wrap(&fills, inner);
             }
             _ => *child = synth.synthesize(&child.spec).ok()?,
         }

@@ -1,5 +1,9 @@
 //! The search space: which rewrites synthesis tries for a Spec (paper §4).
 //!
+//! A Spec held in L1 (it has operands in global memory and its data fits in the target's L1)
+//! has only the cache fill of its first global-memory operand (see [`crate::residency`]). Every
+//! other Spec has:
+//!
 //! * Every kernel of the Spec's primitive, and `to_accum` where an accumulating variant exists.
 //! * Power-of-two tile sizes along one dimension at a time (multi-dimensional tilings arise from
 //!   nesting); for Specs that may use threads and whose operands are all in memory, the same
@@ -46,6 +50,9 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
         }
         SpecKind::Primitive(p) => *p,
     };
+    if let Some(fill) = crate::residency::forced_fill(spec, target) {
+        return vec![fill];
+    }
     for &kernel in KernelKind::ALL {
         if kernel.implements(prim) {
             out.push(Action::Select(kernel));

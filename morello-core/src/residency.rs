@@ -1,0 +1,107 @@
+//! Residency: what the hardware caches do whatever the program says.
+//!
+//! A fill of global-memory data into L1 emits no code (it is a hardware cache fill), so where a
+//! program places it changes nothing in the C. The paper's model still charges for it: a
+//! program that fills small tiles inside a loop pays global memory's weight for every line on
+//! every iteration, while the same C with the fill hoisted pays it once. On the machine both run
+//! alike: data whose footprint fits in L1 stays there after its first touch.
+//!
+//! So a Spec *held in L1* — one with operands in global memory whose data, with its operands
+//! already in L1, fits in the target's L1 (see [`held_in_l1`]) — has one rewrite: the cache
+//! fill of its first global-memory operand (then of the next, and so on). A program that
+//! filled its tiles deeper is the same C as the one with the fills hoisted, which the search
+//! still finds; it now costs what the hardware does with it: the lines once from global
+//! memory, every touch after that from L1.
+//!
+//! Whether a Spec is held depends on the Spec alone, not on its memory limits: a Spec then has
+//! the same rewrites at every limit, so its cost can only grow as its limits shrink, which the
+//! search's memory-limit boxes and the database rely on. The fills still take their lines from
+//! the limits, like any cache fill, so a held Spec whose limits leave too little L1 (what
+//! enclosing rewrites allocated there) has no implementation: its data would not stay in L1.
+
+use crate::level::Level;
+use crate::rewrite::Action;
+use crate::spec::{Spec, SpecKind};
+use crate::target::Target;
+
+/// Whether `spec` is held in L1: a primitive with operands in global memory whose cache lines,
+/// with those of its operands already in L1, fit in the target's L1 — allocated in operand
+/// order from its capacity, each allocation leaving the power of two below what is left, as
+/// memory limits do. So a held Spec's fills always fit at the target's largest limits.
+pub fn held_in_l1(spec: &Spec, target: &Target) -> bool {
+    if !matches!(spec.logical().kind(), SpecKind::Primitive(_))
+        || !spec.operands().iter().any(|t| t.level() == Level::GL)
+    {
+        return false;
+    }
+    let mut limits = Some(target.max_limits());
+    for t in spec.operands().iter().filter(|t| matches!(t.level(), Level::GL | Level::L1)) {
+        limits = limits.and_then(|l| l.allocate(Level::L1, t.consumption(target), target));
+    }
+    limits.is_some()
+}
+
+/// The only rewrite of a Spec held in L1: the cache fill of its first global-memory operand.
+pub fn forced_fill(spec: &Spec, target: &Target) -> Option<Action> {
+    if !held_in_l1(spec, target) {
+        return None;
+    }
+    let (index, operand) = spec.operands().iter().enumerate().find(|(_, t)| t.level() == Level::GL)?;
+    Some(Action::Move {
+        operand: index,
+        level: Level::L1,
+        layout: operand.layout().clone(),
+        vector_size: None,
+        dtype: operand.dtype(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imp::ImplNode;
+    use crate::target::X86_AVX512;
+
+    fn spec(text: &str) -> Spec {
+        Spec::parse_for(text, &X86_AVX512).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn a_spec_is_held_when_its_data_fits_in_l1() {
+        // 3 × 4 KiB in global memory fit in 32 KiB; 3 × 16 KiB do not.
+        assert!(held_in_l1(&spec("Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL))"), &X86_AVX512));
+        // 3 × 9 KiB do not either: 9 KiB out of 32 leave 16 as a power of two, 9 out of 16 leave 4.
+        assert!(!held_in_l1(&spec("Matmul(1x48x48x48, (f32, GL), (f32, GL), (f32, GL))"), &X86_AVX512));
+        assert!(!held_in_l1(&spec("Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL))"), &X86_AVX512));
+        // Operands already in L1 count: 16 KiB there leave too little for 2 × 16 KiB more.
+        assert!(!held_in_l1(&spec("Matmul(1x64x64x64, (f32, L1), (f32, GL), (f32, GL))"), &X86_AVX512));
+        assert!(held_in_l1(&spec("Matmul(1x16x32x64, (f32, L1), (f32, GL), (f32, GL))"), &X86_AVX512));
+        // Nothing in global memory: nothing to hold.
+        assert!(!held_in_l1(&spec("Matmul(1x4x4x4, (f32, L1), (f32, L1), (f32, L1))"), &X86_AVX512));
+    }
+
+    #[test]
+    fn the_fills_of_a_held_spec_come_one_operand_at_a_time_from_its_limits() {
+        let held = spec("(Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL)), [64, 2048, 1024, 1073741824])");
+        let fill = forced_fill(&held, &X86_AVX512).expect("held");
+        assert!(matches!(fill, Action::Move { operand: 0, level: Level::L1, .. }), "{fill}");
+        let ImplNode::Alloc(alloc) = fill.apply(&held, &X86_AVX512).expect("256 bytes fit") else { panic!("a move") };
+        assert!(alloc.cache_miss && alloc.prologue.is_none() && alloc.epilogue.is_none());
+        assert_eq!(alloc.body.spec.limits().get(Level::L1), 512, "1024 - 256 bytes, as a power of two");
+        // The body is held in turn: its next fill is of the next operand in global memory.
+        let next = forced_fill(&alloc.body.spec, &X86_AVX512).expect("still held");
+        assert!(matches!(next, Action::Move { operand: 1, .. }), "{next}");
+        // With no L1 left, a held Spec has no implementation.
+        let starved = spec("(Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL)), [64, 2048, 0, 1073741824])");
+        assert!(forced_fill(&starved, &X86_AVX512).unwrap().apply(&starved, &X86_AVX512).is_err());
+    }
+
+    #[test]
+    fn a_held_spec_has_only_its_fill_and_others_keep_every_rewrite() {
+        let held = spec("Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL))");
+        assert_eq!(crate::search::actions(&held, &X86_AVX512), [forced_fill(&held, &X86_AVX512).unwrap()]);
+        let large = spec("Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL))");
+        assert_eq!(forced_fill(&large, &X86_AVX512), None);
+        assert!(crate::search::actions(&large, &X86_AVX512).len() > 10);
+    }
+}
