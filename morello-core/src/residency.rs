@@ -47,13 +47,7 @@ pub fn forced_fill(spec: &Spec, target: &Target) -> Option<Action> {
         return None;
     }
     let (index, operand) = spec.operands().iter().enumerate().find(|(_, t)| t.level() == Level::GL)?;
-    Some(Action::Move {
-        operand: index,
-        level: Level::L1,
-        layout: operand.layout().clone(),
-        vector_size: None,
-        dtype: operand.dtype(),
-    })
+    Some(Action::cache_fill(index, operand))
 }
 
 #[cfg(test)]

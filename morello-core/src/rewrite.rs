@@ -25,7 +25,7 @@ use crate::primitive::Primitive;
 use crate::shape::{DisplayShape, Shape};
 use crate::spec::Spec;
 use crate::target::Target;
-use crate::tensor::TensorSpecError;
+use crate::tensor::{TensorSpec, TensorSpecError};
 use std::fmt;
 use thiserror::Error;
 
@@ -354,6 +354,18 @@ pub enum RewriteError {
 }
 
 impl Action {
+    /// The cache fill of operand `operand`, the tensor `tensor`, into L1: the same layout and
+    /// dtype, no code emitted.
+    pub fn cache_fill(operand: usize, tensor: &TensorSpec) -> Action {
+        Action::Move {
+            operand,
+            level: Level::L1,
+            layout: tensor.layout().clone(),
+            vector_size: None,
+            dtype: tensor.dtype(),
+        }
+    }
+
     /// Applies the rewrite to `spec`, returning the new node whose children are unscheduled.
     pub fn apply(&self, spec: &Spec, target: &Target) -> Result<ImplNode, RewriteError> {
         match self {

@@ -15,6 +15,7 @@ use morello_core::cost::impl_cost;
 use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
+use morello_core::residency::forced_fill;
 use morello_core::search::{Synthesizer, actions};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
@@ -111,17 +112,14 @@ fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
     Ok(())
 }
 
-/// The rewrites applied while `spec` and its descendants have only one (the cache fills of a
-/// Spec held in L1), outermost first, and the first descendant with a choice.
+/// The cache fills applied while `spec` and its descendants are held in L1 (their only
+/// rewrite), outermost first, and the first descendant with a choice.
 fn forced_chain(spec: &Spec, target: &Target) -> (Vec<Impl>, Spec) {
     let mut chain = Vec::new();
     let mut current = spec.clone();
     loop {
-        let only = match actions(&current, target).as_slice() {
-            [only] => only.clone(),
-            _ => return (chain, current),
-        };
-        let Ok(node) = only.apply(&current, target) else { return (chain, current) };
+        let Some(fill) = forced_fill(&current, target) else { return (chain, current) };
+        let Ok(node) = fill.apply(&current, target) else { return (chain, current) };
         let imp = Impl { spec: current, node };
         let [child] = imp.children()[..] else { unreachable!("a cache fill has one child") };
         current = child.spec.clone();

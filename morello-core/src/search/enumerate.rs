@@ -179,18 +179,16 @@ pub fn temp_destinations(shape: &[u32], dtype: Dtype, target: &Target) -> Vec<Te
 
 fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Level, dtype: Dtype, target: &Target) {
     let shape = src.shape();
-    let mut push = |layout: Layout, vector_size: Option<u32>| {
-        out.push(Action::Move { operand, level, layout, vector_size, dtype });
-    };
+    let moved = |layout: Layout, vector_size: Option<u32>| Action::Move { operand, level, layout, vector_size, dtype };
     match level {
-        Level::RF => push(Layout::empty(), None),
+        Level::RF => out.push(moved(Layout::empty(), None)),
         Level::VRF => {
             // Every dimension order: row-major rows for broadcast kernels, transposes for
             // permuting kernels.
             for lanes in target.vector_lanes(dtype.size_bytes()) {
                 if src.volume().is_multiple_of(u64::from(lanes)) {
                     for layout in dimension_orders(shape) {
-                        push(layout, Some(lanes));
+                        out.push(moved(layout, Some(lanes)));
                     }
                 }
             }
@@ -198,11 +196,12 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
         Level::L1 | Level::GL => {
             let same_dtype = dtype == src.dtype();
             if level.is_hardware_managed() && same_dtype {
-                push(src.layout().clone(), None);
+                debug_assert_eq!(level, Level::L1, "the cache fill goes to L1");
+                out.push(Action::cache_fill(operand, src));
             }
             for layout in relayouts(shape, dtype, target) {
                 if layout.dims() != src.layout().dims() || !same_dtype {
-                    push(layout, None);
+                    out.push(moved(layout, None));
                 }
             }
         }
