@@ -13,6 +13,9 @@
 //! loop variables. Loops that tile register tensors are unrolled so that every register is
 //! named by a constant.
 //!
+//! Loads of large inputs that the kernel streams from memory once are preceded by software
+//! prefetches (see `prefetch`).
+//!
 //! A parallel loop becomes a task function over the flattened iteration space and a context
 //! struct holding the buffers and enclosing loop variables its body uses; the kernel hands
 //! both to `rt->parallel_for`. Boundary regions of a parallel loop run after it returns, on the
@@ -21,6 +24,7 @@
 mod emitter;
 mod expr;
 mod parallel;
+mod prefetch;
 
 pub use expr::Expr;
 

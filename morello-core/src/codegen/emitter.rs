@@ -39,6 +39,13 @@ pub(super) struct Buffer {
     pub layout: Layout,
     /// The C type of a pointer to the buffer (memory buffers).
     pub pointer: String,
+    /// Bytes per element.
+    pub element_bytes: u32,
+    /// A kernel parameter that may stream from memory (see `prefetch::may_stream`).
+    pub streamed_input: bool,
+    /// Loops enclosing the point of emission that revisit the buffer: their iterations leave
+    /// the tile of it that the body sees unchanged.
+    pub revisiting_loops: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +154,9 @@ impl Emitter {
             shape: tensor.shape().into(),
             layout: tensor.layout().clone(),
             pointer,
+            element_bytes: tensor.dtype().size_bytes(),
+            streamed_input: false,
+            revisiting_loops: 0,
         });
         View {
             buffer: self.buffers.len() - 1,
@@ -162,7 +172,9 @@ impl Emitter {
         let constness = if spec.logical().direction(i) == Direction::In { "const " } else { "" };
         let pointer = format!("{constness}{} *", t.dtype().c_type());
         if !t.level().is_register_file() {
-            return self.add_buffer(format!("p{i}"), t, pointer);
+            let view = self.add_buffer(format!("p{i}"), t, pointer);
+            self.buffers[view.buffer].streamed_input = super::prefetch::may_stream(t, spec.logical().direction(i));
+            return view;
         }
         let name = format!("a{i}");
         self.declare_registers(&name, t);
@@ -309,6 +321,9 @@ impl Emitter {
         let (fresh, placement) = self.declare_tensor(&name, &alloc.tensor);
         let source = &views[alloc.operand];
         if let Some(prologue) = &alloc.prologue {
+            if alloc.tensor.level() == Level::VRF && self.is_stream(source) {
+                self.prefetch_stream(source, &fresh, &alloc.tensor);
+            }
             self.emit(prologue, &[source.clone(), fresh.clone()]);
         }
         let mut body_views = views.to_vec();
@@ -355,6 +370,15 @@ impl Emitter {
         let trips: Vec<u32> = shape.iter().zip(&l.tile).map(|(&s, &t)| s / t).collect();
         let loop_dims: Vec<usize> = (0..rank).filter(|&d| trips[d] > 1).collect();
         let operand_dims: Vec<Dims> = (0..views.len()).map(|i| prim.operand_dims(i, rank)).collect();
+        // Operands that some loop dimension does not index see the same tile again on its
+        // iterations.
+        let revisited: Vec<usize> = (0..views.len())
+            .filter(|&i| loop_dims.iter().any(|&d| !operand_dims[i].iter().any(|e| e.uses(d as u8))))
+            .map(|i| views[i].buffer)
+            .collect();
+        for &b in &revisited {
+            self.buffers[b].revisiting_loops += 1;
+        }
         if l.parallel && !loop_dims.is_empty() {
             self.emit_parallel_loop(l, &loop_dims, &trips, &operand_dims, views);
         } else {
@@ -365,6 +389,9 @@ impl Emitter {
             // Per Spec dimension, the offset of the current tile's origin.
             let mut offsets: Vec<Expr> = vec![Expr::constant(0); rank];
             self.emit_loop_level(l, &loop_dims, &trips, &operand_dims, views, unroll, &mut offsets);
+        }
+        for &b in &revisited {
+            self.buffers[b].revisiting_loops -= 1;
         }
         for boundary in &l.boundaries {
             let offsets: Vec<Expr> = (0..rank)

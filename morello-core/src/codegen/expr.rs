@@ -57,6 +57,18 @@ impl Expr {
         out
     }
 
+    /// The loop variables with their coefficients and trip counts, as `(id, coefficient,
+    /// trips)`, if the expression is affine in them (no divisions or remainders).
+    pub fn affine_terms(&self) -> Option<Vec<(u32, u64, u64)>> {
+        self.terms
+            .iter()
+            .map(|(atom, &coef)| match atom {
+                Atom::Var { id, max } => Some((*id, coef, max + 1)),
+                Atom::Div(..) | Atom::Rem(..) => None,
+            })
+            .collect()
+    }
+
     /// Smallest and largest value.
     fn bounds(&self) -> (u64, u64) {
         let mut hi = self.constant;
