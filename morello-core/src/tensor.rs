@@ -1,30 +1,63 @@
 //! Tensor specifications: what a Spec knows about each of its operands.
 
 use crate::dtype::Dtype;
+use crate::fxhash::FxHasher;
 use crate::layout::{Layout, LayoutError};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::shape::{Shape, volume};
 use crate::target::Target;
 use crate::view::ViewMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use thiserror::Error;
 
 /// The description of one operand: shape, element type, memory level, layout (with
 /// contiguity) and, for vector registers, the number of lanes per register.
-#[derive(PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+///
+/// It carries a hash of its contents, computed once at construction, so that a Spec's own
+/// fingerprint ([`crate::spec::LogicalSpec`]) combines its operands' in one step each.
+#[derive(PartialOrd, Ord, Debug)]
 pub struct TensorSpec {
     shape: Shape,
     dtype: Dtype,
     level: Level,
     layout: Layout,
     vector_size: Option<u32>,
+    /// Hash of the fields above (see [`TensorSpec::sealed`]).
+    fingerprint: u64,
 }
 
 // The shape is copied as a slice: a derived clone goes element by element, and the search
 // clones tensors on every rewrite it applies.
 impl Clone for TensorSpec {
     fn clone(&self) -> Self {
-        self.with_shape_and_layout(&self.shape, self.layout.clone())
+        TensorSpec {
+            shape: Shape::from_slice(&self.shape),
+            dtype: self.dtype,
+            level: self.level,
+            layout: self.layout.clone(),
+            vector_size: self.vector_size,
+            fingerprint: self.fingerprint,
+        }
+    }
+}
+
+impl PartialEq for TensorSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.fingerprint == other.fingerprint
+            && self.dtype == other.dtype
+            && self.level == other.level
+            && self.vector_size == other.vector_size
+            && self.shape == other.shape
+            && self.layout == other.layout
+    }
+}
+
+impl Eq for TensorSpec {}
+
+impl Hash for TensorSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.fingerprint);
     }
 }
 
@@ -83,9 +116,17 @@ impl TensorSpec {
         target: &Target,
     ) -> Result<TensorSpec, TensorSpecError> {
         let layout = if level.has_layout() { layout } else { Layout::empty() };
-        let t = TensorSpec { shape, dtype, level, layout, vector_size };
+        let t = TensorSpec { shape, dtype, level, layout, vector_size, fingerprint: 0 }.sealed();
         t.check_vector_size(target)?;
         Ok(t)
+    }
+
+    /// This tensor with its fingerprint computed from its contents.
+    fn sealed(mut self) -> TensorSpec {
+        let mut h = FxHasher::default();
+        (&self.shape, self.dtype, self.level, &self.layout, self.vector_size).hash(&mut h);
+        self.fingerprint = h.finish();
+        self
     }
 
     fn check_vector_size(&self, target: &Target) -> Result<(), TensorSpecError> {
@@ -206,7 +247,9 @@ impl TensorSpec {
             level: self.level,
             layout,
             vector_size: self.vector_size,
+            fingerprint: 0,
         }
+        .sealed()
     }
 
     /// This tensor at another level with another dtype, layout and vector size (a move

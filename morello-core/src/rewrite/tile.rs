@@ -87,6 +87,11 @@ fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) ->
     let mut operands = Operands::new();
     for (i, t) in spec.operands().iter().enumerate() {
         let shape = prim.operand_shape(i, region);
+        if *shape == *t.shape() {
+            // Untouched by this tile (a dimension the operand does not have).
+            operands.push(t.clone());
+            continue;
+        }
         let tiled = t.tile(&shape, target).map_err(|source| RewriteError::TileInvalid {
             operand: operand_name(spec, i),
             shape: DisplayShape(&shape).to_string(),

@@ -17,6 +17,7 @@
 //!   Their temporaries go to every level where they fit, row-major, in every vector width.
 
 use crate::dtype::Dtype;
+use crate::fxhash::FxHashMap;
 use crate::kernels::KernelKind;
 use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
@@ -26,6 +27,9 @@ use crate::shape::{Shape, volume};
 use crate::spec::{LayoutDecl, Spec, SpecKind};
 use crate::target::Target;
 use crate::tensor::TensorSpec;
+use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Softmax rows at least this long are considered for the parallel split.
 const PARALLEL_SPLIT_MIN_LENGTH: u32 = 4096;
@@ -199,9 +203,9 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
                 debug_assert_eq!(level, Level::L1, "the cache fill goes to L1");
                 out.push(Action::cache_fill(operand, src));
             }
-            for layout in relayouts(shape, dtype, target) {
+            for layout in relayouts(shape, dtype, target).iter() {
                 if layout.dims() != src.layout().dims() || !same_dtype {
-                    out.push(moved(layout, None));
+                    out.push(moved(layout.clone(), None));
                 }
             }
         }
@@ -216,19 +220,39 @@ fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
     out
 }
 
+/// The layouts [`relayouts`] lists, by shape and strip sizes.
+type RelayoutCache = FxHashMap<(Shape, SmallVec<[u32; 4]>), Rc<[Layout]>>;
+
+thread_local! {
+    /// [`relayouts`] by shape and strip sizes: the search asks for the same few shapes
+    /// millions of times.
+    static RELAYOUTS: RefCell<RelayoutCache> = RefCell::default();
+}
+
 /// Dimension orders, each also with one packed strip appended for one dimension that is not
 /// already innermost: strips of a vector width of `dtype`, and pairs for bf16.
-fn relayouts(shape: &[u32], dtype: Dtype, target: &Target) -> Vec<Layout> {
-    let mut strips: Vec<u32> = target.vector_lanes(dtype.size_bytes()).collect();
+fn relayouts(shape: &[u32], dtype: Dtype, target: &Target) -> Rc<[Layout]> {
+    let mut strips: SmallVec<[u32; 4]> = target.vector_lanes(dtype.size_bytes()).collect();
     if dtype == Dtype::Bf16 {
         strips.insert(0, 2);
     }
+    let key = (Shape::from(shape), strips);
+    if let Some(known) = RELAYOUTS.with(|cache| cache.borrow().get(&key).cloned()) {
+        return known;
+    }
+    let layouts: Rc<[Layout]> = strip_layouts(shape, &key.1).into();
+    RELAYOUTS.with(|cache| cache.borrow_mut().insert(key, layouts.clone()));
+    layouts
+}
+
+/// [`relayouts`] with the strip sizes given.
+fn strip_layouts(shape: &[u32], strips: &[u32]) -> Vec<Layout> {
     let mut out = Vec::new();
     for order in dimension_orders(shape) {
         let dims = order.dims().to_vec();
         for pd in dims.iter().take(dims.len().saturating_sub(1)) {
             let size = shape[usize::from(pd.logical)];
-            for &strip in &strips {
+            for &strip in strips {
                 if strip < size && size.is_multiple_of(strip) {
                     let mut packed = dims.clone();
                     packed.push(PhysDim::packed(pd.logical, strip));
