@@ -1,12 +1,19 @@
 //! A small, fast, deterministic hasher for in-memory tables keyed by Specs.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// The Fx hash function (as used in rustc): multiply-rotate over machine words.
 #[derive(Default, Clone, Copy)]
 pub struct FxHasher {
     hash: u64,
+}
+
+/// The Fx hash of `value`: the fingerprint that Specs and tensors compute once at construction.
+pub fn fingerprint(value: &impl Hash) -> u64 {
+    let mut h = FxHasher::default();
+    value.hash(&mut h);
+    h.finish()
 }
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;

@@ -13,7 +13,7 @@ pub use compose::{Component, ComponentDecl, DisplayComponents, parameter_binding
 pub use decl::{LayoutDecl, OperandDecl};
 
 use crate::dtype::Dtype;
-use crate::fxhash::FxHasher;
+use crate::fxhash::fingerprint;
 use crate::limits::{LimitsError, MemoryLimits};
 use crate::primitive::{Direction, Primitive};
 use crate::shape::{DisplayShape, Shape, volume};
@@ -346,9 +346,7 @@ impl LogicalSpec {
 
     /// This Spec with its fingerprint computed from its contents.
     fn sealed(mut self) -> LogicalSpec {
-        let mut h = FxHasher::default();
-        (&self.kind, &self.shape, &self.operands, self.serial).hash(&mut h);
-        self.fingerprint = h.finish();
+        self.fingerprint = fingerprint(&(&self.kind, &self.shape, &self.operands, self.serial));
         self
     }
 }

@@ -1,7 +1,7 @@
 //! Tensor specifications: what a Spec knows about each of its operands.
 
 use crate::dtype::Dtype;
-use crate::fxhash::FxHasher;
+use crate::fxhash::fingerprint;
 use crate::layout::{Layout, LayoutError};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::shape::{Shape, volume};
@@ -123,9 +123,7 @@ impl TensorSpec {
 
     /// This tensor with its fingerprint computed from its contents.
     fn sealed(mut self) -> TensorSpec {
-        let mut h = FxHasher::default();
-        (&self.shape, self.dtype, self.level, &self.layout, self.vector_size).hash(&mut h);
-        self.fingerprint = h.finish();
+        self.fingerprint = fingerprint(&(&self.shape, self.dtype, self.level, &self.layout, self.vector_size));
         self
     }
 

@@ -27,7 +27,7 @@
 //! prefetches 512 bytes ahead it fell from 95% to 90% of the ceiling in one `bench/run`, while
 //! the hardware prefetchers alone reach 95–97% there.
 
-use super::emitter::{Emitter, Storage, View};
+use super::emitter::{Emitter, View};
 use crate::layout::PhysKind;
 use crate::level::Level;
 use crate::primitive::Direction;
@@ -55,7 +55,7 @@ impl Emitter {
     /// and that no enclosing loop revisits.
     pub(super) fn is_stream(&self, view: &View) -> bool {
         let buffer = &self.buffers[view.buffer];
-        buffer.streamed_input && buffer.revisiting_loops == 0 && buffer.storage == Storage::Memory
+        buffer.streamed_input && buffer.revisiting_loops == 0
     }
 
     /// Prefetches, for a load of `source` into the vector registers of `registers`, the lines
