@@ -41,9 +41,14 @@ fn synthesize_fills_the_database_for_offline_builds() {
     assert!(stdout.contains(&format!("cost {fresh_cost}")), "{stdout}");
     assert!(stderr.contains("searched ") && !stderr.contains("searched 0 Specs"), "{stderr}");
 
-    // A second run finds everything in the file.
-    let (ok, _, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC]);
+    // A second run finds everything in the file, and `--emit-c` writes the kernel's C.
+    let c_file = dir.join("kernel.c");
+    let c_path = c_file.to_str().unwrap();
+    let (ok, stdout, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--emit-c", c_path]);
     assert!(ok && stderr.contains("searched 0 Specs"), "{stderr}");
+    assert!(stdout.contains(&format!("written to {c_path}")), "{stdout}");
+    let emitted = std::fs::read_to_string(&c_file).unwrap();
 
     // An offline synthesizer on the file builds the kernel, and it computes the right thing.
     let (stored, report) = file::load(&path, target);
@@ -53,8 +58,10 @@ fn synthesize_fills_the_database_for_offline_builds() {
     let spec = Spec::parse_for(SPEC, target).unwrap();
     let imp = offline.synthesize(&spec).unwrap();
     assert_eq!(morello_core::cost::impl_cost(&imp, target).unwrap().main, fresh_cost);
+    // What `--emit-c` wrote is this kernel's C, and it computes the right thing.
+    let kernel = morello_core::codegen::emit_c(&imp, "kernel", target).unwrap();
+    assert_eq!(emitted, kernel.source);
     if cpu_supports(target) {
-        let kernel = morello_core::codegen::emit_c(&imp, "offline_kernel", target).unwrap();
         check_against_reference(&kernel, spec.logical(), &CCompiler::gcc(), target).unwrap();
     }
 

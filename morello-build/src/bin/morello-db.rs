@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--db FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--db FILE] [--emit-c FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--db FILE]
 //! ```
 //!
@@ -11,7 +11,9 @@
 //! With `--deadline`, everything solved before the deadline is saved, so a later run resumes.
 //! With `--slack P`, the search may return implementations up to `P` percent above the
 //! optimum, much faster for large Specs; they go to the file build scripts use with
-//! `MORELLO_SLACK=P`.
+//! `MORELLO_SLACK=P`. With `--emit-c FILE`, the kernel's C (exported as `kernel`, with its
+//! implementation in the opening comment) is also written to `FILE`, to read or to time outside
+//! a crate.
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`)
 //! where `<dir>` is `$MORELLO_DB_DIR` or `target/morello` — the file build scripts of this
@@ -32,7 +34,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--db FILE]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--db FILE] [--emit-c FILE]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--db FILE]";
 
 fn main() -> ExitCode {
@@ -50,7 +52,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
-        "synthesize" => &["target", "spec", "deadline", "slack", "db"],
+        "synthesize" => &["target", "spec", "deadline", "slack", "db", "emit-c"],
         "stats" => &["target", "slack", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
@@ -140,9 +142,17 @@ fn synthesize(
         .map_err(|e| format!("{e}; what was solved is saved in {}, and a rerun resumes from it", path.display()))?;
     let cost = morello_core::cost::impl_cost(&imp, target).expect("a synthesized implementation is complete").main;
     println!("synthesized {spec}: cost {cost}");
+    if let Some(c_file) = options.get("emit-c") {
+        let kernel = morello_core::codegen::emit_c(&imp, EMITTED_SYMBOL, target).map_err(|e| e.to_string())?;
+        std::fs::write(c_file, kernel.source).map_err(|e| format!("writing {c_file}: {e}"))?;
+        println!("C of the kernel `{EMITTED_SYMBOL}` written to {c_file}");
+    }
     print_stats(&db, path);
     Ok(())
 }
+
+/// The exported name of the kernel `synthesize --emit-c` writes.
+const EMITTED_SYMBOL: &str = "kernel";
 
 /// Runs `work`, printing the elapsed time to stderr every [`HEARTBEAT`] until it returns, so a
 /// search of many minutes shows it is alive.
