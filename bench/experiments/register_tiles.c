@@ -10,15 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "timing.h"
 
 typedef float vf __attribute__((vector_size(64)));
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 #define TILE(MR, NR)                                                                           \
     __attribute__((noinline)) static void tile_##MR##x##NR(const float *restrict a,           \

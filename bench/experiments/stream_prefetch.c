@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "timing.h"
 
 #define K 2048
 #define N 16384
@@ -83,17 +83,6 @@ static void read_all(const uint16_t *a, const uint16_t *b, float *c, int dist) {
         y = _mm512_xor_si512(y, _mm512_loadu_si512(b + i + 32));
     }
     _mm512_storeu_si512(c, _mm512_xor_si512(x, y));
-}
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int by_value(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 typedef void (*kernel)(const uint16_t *, const uint16_t *, float *, int);
