@@ -7,6 +7,18 @@ use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Duration;
 
+/// The features of the AVX-512 target, which the benchmark's kernels are built for and the FMA
+/// peak loop uses, that this CPU lacks.
+pub fn missing_avx512_features() -> Vec<&'static str> {
+    let detected = [
+        ("avx512f", is_x86_feature_detected!("avx512f")),
+        ("avx512bw", is_x86_feature_detected!("avx512bw")),
+        ("avx512vl", is_x86_feature_detected!("avx512vl")),
+        ("avx512bf16", is_x86_feature_detected!("avx512bf16")),
+    ];
+    detected.into_iter().filter(|&(_, present)| !present).map(|(name, _)| name).collect()
+}
+
 /// Independent accumulators in the FMA loop: two FMA ports with a 4-cycle latency need at
 /// least 8 in flight.
 const FMA_CHAINS: usize = 12;

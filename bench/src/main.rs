@@ -76,6 +76,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let missing = machine::missing_avx512_features();
+    if !missing.is_empty() {
+        eprintln!(
+            "this benchmark times AVX-512 kernels, and this CPU lacks {}; run it on a machine with AVX-512",
+            missing.join(", ")
+        );
+        return ExitCode::FAILURE;
+    }
     let workloads: Vec<Workload> = WORKLOADS
         .iter()
         .filter(|w| options.only.as_ref().is_none_or(|only| w.name().contains(only.as_str())))
