@@ -196,6 +196,12 @@ impl TensorSpec {
         !self.level.has_layout() || self.layout.is_fully_contiguous()
     }
 
+    /// Bytes of its elements: volume times element size (no padding to lines or registers; see
+    /// [`TensorSpec::consumption`] for that).
+    pub fn data_bytes(&self) -> u64 {
+        self.volume() * u64::from(self.dtype.size_bytes())
+    }
+
     /// Vector registers a VRF tensor occupies.
     pub fn vector_count(&self) -> u64 {
         self.vector_size.map_or(0, |lanes| self.volume() / u64::from(lanes))

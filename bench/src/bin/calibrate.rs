@@ -232,8 +232,7 @@ fn timing_driver(chosen: &[Candidate]) -> String {
          static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }\n\
          static int by_value(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }\n",
     );
-    let sizes: Vec<String> =
-        operands.iter().map(|t| (t.volume() * u64::from(t.dtype().size_bytes())).to_string()).collect();
+    let sizes: Vec<String> = operands.iter().map(|t| t.data_bytes().to_string()).collect();
     s.push_str(&format!("static const size_t sizes[{}] = {{{}}};\n", sizes.len(), sizes.join(", ")));
     s.push_str("static void call(int k, void **p, const morello_runtime *rt) {\n    switch (k) {\n");
     for (i, c) in chosen.iter().enumerate() {

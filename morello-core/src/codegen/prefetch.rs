@@ -46,8 +46,7 @@ pub const SEQUENTIAL_PREFETCH_BYTES: u64 = 512;
 /// Whether a kernel parameter may stream from memory: an input in global memory of at least
 /// [`STREAM_MIN_BYTES`].
 pub(super) fn may_stream(parameter: &TensorSpec, direction: Direction) -> bool {
-    let bytes = parameter.volume() * u64::from(parameter.dtype().size_bytes());
-    parameter.level() == Level::GL && direction == Direction::In && bytes >= STREAM_MIN_BYTES
+    parameter.level() == Level::GL && direction == Direction::In && parameter.data_bytes() >= STREAM_MIN_BYTES
 }
 
 impl Emitter {

@@ -64,7 +64,7 @@ pub static MEMSET_ZERO: KernelDef = KernelDef {
     emit: |spec, out| {
         let base = out.address(0);
         let t = &spec.operands()[0];
-        out.line(format!("memset({base}, 0, {});", t.volume() * u64::from(t.dtype().size_bytes())));
+        out.line(format!("memset({base}, 0, {});", t.data_bytes()));
     },
 };
 

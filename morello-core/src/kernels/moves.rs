@@ -327,6 +327,6 @@ pub static MEMCPY: KernelDef = KernelDef {
     emit: |spec, out| {
         let (src, dst) = (out.address(0), out.address(1));
         let t = &spec.operands()[0];
-        out.line(format!("memcpy({dst}, {src}, {});", t.volume() * u64::from(t.dtype().size_bytes())));
+        out.line(format!("memcpy({dst}, {src}, {});", t.data_bytes()));
     },
 };

@@ -68,7 +68,7 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
                 || !KernelKind::any_accepts(prim, i, t.level())
         })
         .map(|(_, t)| {
-            let bytes = t.volume() * u64::from(t.dtype().size_bytes());
+            let bytes = t.data_bytes();
             bytes.div_ceil(line) * target.level(t.level()).line_cost
         })
         .sum()
@@ -124,7 +124,7 @@ fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
         .iter()
         .map(|t| {
             let weight = target.level(t.level()).line_cost;
-            let bytes = t.volume() * u64::from(t.dtype().size_bytes());
+            let bytes = t.data_bytes();
             match t.level() {
                 Level::RF | Level::VRF => 0,
                 Level::L1 if vector > 0 => bytes * (weight * vector).min(line) / (line * vector),
