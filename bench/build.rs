@@ -1,7 +1,25 @@
 //! Synthesizes the Morello kernels and compiles the oneDNN shim; links OpenBLAS and oneDNN.
+//!
+//! The kernels are built for the AVX-512 target on a CPU with the features its kernels use, and
+//! for the AVX2 target otherwise; `MORELLO_BENCH_TARGET=avx2` (or `avx512`) chooses. The
+//! benchmark is built to run where it is built, so the build script's CPU is the one measured.
 
 fn main() {
-    morello_build::Build::new().file("src/kernels.rs").compile("bench_kernels");
+    println!("cargo::rerun-if-env-changed=MORELLO_BENCH_TARGET");
+    println!("cargo::rustc-check-cfg=cfg(kernels_avx2)");
+    let avx512 = match std::env::var("MORELLO_BENCH_TARGET").as_deref() {
+        Ok("avx512") => true,
+        Ok("avx2") => false,
+        Ok(other) => panic!("MORELLO_BENCH_TARGET is `{other}`; expected `avx512` or `avx2`"),
+        Err(_) => host_has_avx512(),
+    };
+    let kernels = if avx512 {
+        "src/kernels_avx512.rs"
+    } else {
+        println!("cargo::rustc-cfg=kernels_avx2");
+        "src/kernels_avx2.rs"
+    };
+    morello_build::Build::new().file(kernels).compile("bench_kernels");
     println!("cargo::rerun-if-changed=src/onednn.c");
     cc::Build::new()
         .file("src/onednn.c")
@@ -12,4 +30,12 @@ fn main() {
     for lib in ["dnnl", "gomp", "openblas"] {
         println!("cargo::rustc-link-lib=dylib={lib}");
     }
+}
+
+/// Whether the CPU running this build has every feature of the AVX-512 target.
+fn host_has_avx512() -> bool {
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("avx512bf16")
 }

@@ -7,16 +7,49 @@ use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The features of the AVX-512 target, which the benchmark's kernels are built for and the FMA
-/// peak loop uses, that this CPU lacks.
-pub fn missing_avx512_features() -> Vec<&'static str> {
-    let detected = [
-        ("avx512f", is_x86_feature_detected!("avx512f")),
-        ("avx512bw", is_x86_feature_detected!("avx512bw")),
-        ("avx512vl", is_x86_feature_detected!("avx512vl")),
-        ("avx512bf16", is_x86_feature_detected!("avx512bf16")),
-    ];
-    detected.into_iter().filter(|&(_, present)| !present).map(|(name, _)| name).collect()
+/// The instruction set the benchmark's kernels were built for (`build.rs` chooses), which the
+/// FMA peak and read loops use too.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Isa {
+    /// The AVX-512 target: 512-bit vectors.
+    Avx512,
+    /// The AVX2 target: 256-bit vectors and FMA.
+    Avx2,
+}
+
+impl Isa {
+    /// The kernels' instruction set.
+    pub const KERNELS: Isa = if cfg!(kernels_avx2) { Isa::Avx2 } else { Isa::Avx512 };
+
+    /// The name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx512 => "AVX-512",
+            Isa::Avx2 => "AVX2",
+        }
+    }
+
+    /// f32 lanes of one vector register.
+    fn lanes(self) -> usize {
+        match self {
+            Isa::Avx512 => 16,
+            Isa::Avx2 => 8,
+        }
+    }
+
+    /// The features of this instruction set's target that this CPU lacks.
+    pub fn missing_features(self) -> Vec<&'static str> {
+        let detected: &[(&str, bool)] = match self {
+            Isa::Avx512 => &[
+                ("avx512f", is_x86_feature_detected!("avx512f")),
+                ("avx512bw", is_x86_feature_detected!("avx512bw")),
+                ("avx512vl", is_x86_feature_detected!("avx512vl")),
+                ("avx512bf16", is_x86_feature_detected!("avx512bf16")),
+            ],
+            Isa::Avx2 => &[("avx2", is_x86_feature_detected!("avx2")), ("fma", is_x86_feature_detected!("fma"))],
+        };
+        detected.iter().filter(|&&(_, present)| !present).map(|&(name, _)| name).collect()
+    }
 }
 
 /// Independent accumulators in the FMA loop: two FMA ports with a 4-cycle latency need at
@@ -26,18 +59,25 @@ const FMA_CHAINS: usize = 12;
 const FMA_ITERATIONS: u64 = 1 << 20;
 
 /// Floating-point operations of one [`fma_peak_call`].
-pub const FMA_FLOPS_PER_CALL: f64 = (FMA_ITERATIONS as usize * FMA_CHAINS * 16 * 2) as f64;
+fn fma_flops_per_call() -> f64 {
+    (FMA_ITERATIONS as usize * FMA_CHAINS * Isa::KERNELS.lanes() * 2) as f64
+}
 
-/// One call of the FMA peak loop: `FMA_CHAINS` independent chains of 512-bit fused
-/// multiply-adds, kept in registers.
+/// One call of the FMA peak loop: `FMA_CHAINS` independent chains of fused multiply-adds on
+/// the kernels' widest vectors, kept in registers.
 pub fn fma_peak_call() -> f32 {
-    assert!(is_x86_feature_detected!("avx512f"), "the FMA peak loop needs AVX-512F");
-    // SAFETY: AVX-512F is present (checked above).
-    unsafe { fma_chains(FMA_ITERATIONS) }
+    assert!(Isa::KERNELS.missing_features().is_empty(), "the FMA peak loop needs {}", Isa::KERNELS.name());
+    // SAFETY: the instruction set's features are present (checked above).
+    unsafe {
+        match Isa::KERNELS {
+            Isa::Avx512 => fma_chains_512(FMA_ITERATIONS),
+            Isa::Avx2 => fma_chains_256(FMA_ITERATIONS),
+        }
+    }
 }
 
 #[target_feature(enable = "avx512f")]
-fn fma_chains(iterations: u64) -> f32 {
+fn fma_chains_512(iterations: u64) -> f32 {
     let scale = _mm512_set1_ps(0.999_999);
     let step = _mm512_set1_ps(1e-7);
     let mut acc = [_mm512_set1_ps(1.0); FMA_CHAINS];
@@ -53,6 +93,32 @@ fn fma_chains(iterations: u64) -> f32 {
     _mm512_reduce_add_ps(total)
 }
 
+#[target_feature(enable = "avx2,fma")]
+fn fma_chains_256(iterations: u64) -> f32 {
+    let scale = _mm256_set1_ps(0.999_999);
+    let step = _mm256_set1_ps(1e-7);
+    let mut acc = [_mm256_set1_ps(1.0); FMA_CHAINS];
+    for _ in 0..black_box(iterations) {
+        for a in &mut acc {
+            *a = _mm256_fmadd_ps(*a, scale, step);
+        }
+    }
+    let mut total = _mm256_setzero_ps();
+    for a in acc {
+        total = _mm256_add_ps(total, a);
+    }
+    sum_256(total)
+}
+
+/// The sum of a 256-bit vector's lanes.
+#[target_feature(enable = "avx")]
+fn sum_256(v: __m256) -> f32 {
+    let mut lanes = [0f32; 8];
+    // SAFETY: `lanes` holds 8 f32s; the store is unaligned.
+    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), v) };
+    lanes.iter().sum()
+}
+
 /// Rows read side by side by [`read_call`], as a vector-matrix kernel reads its matrix.
 const READ_STREAMS: usize = 8;
 
@@ -62,16 +128,21 @@ pub fn read_buffer() -> Vec<f32> {
     (0..BYTES / 4).map(|i| (i % 7) as f32).collect()
 }
 
-/// Reads all of `buffer` once, in [`READ_STREAMS`] interleaved sequential streams, and returns
-/// a sum so the reads cannot be skipped.
+/// Reads all of `buffer` once, in [`READ_STREAMS`] interleaved sequential streams of the
+/// kernels' widest vectors, and returns a sum so the reads cannot be skipped.
 pub fn read_call(buffer: &[f32]) -> f32 {
-    assert!(is_x86_feature_detected!("avx512f"), "the read loop needs AVX-512F");
-    // SAFETY: AVX-512F is present (checked above).
-    unsafe { read_streams(buffer) }
+    assert!(Isa::KERNELS.missing_features().is_empty(), "the read loop needs {}", Isa::KERNELS.name());
+    // SAFETY: the instruction set's features are present (checked above).
+    unsafe {
+        match Isa::KERNELS {
+            Isa::Avx512 => read_streams_512(buffer),
+            Isa::Avx2 => read_streams_256(buffer),
+        }
+    }
 }
 
 #[target_feature(enable = "avx512f")]
-fn read_streams(buffer: &[f32]) -> f32 {
+fn read_streams_512(buffer: &[f32]) -> f32 {
     let stream_len = buffer.len() / READ_STREAMS / 16 * 16;
     let mut acc = [_mm512_setzero_ps(); READ_STREAMS];
     let mut i = 0;
@@ -84,6 +155,22 @@ fn read_streams(buffer: &[f32]) -> f32 {
         i += 16;
     }
     acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum()
+}
+
+#[target_feature(enable = "avx2")]
+fn read_streams_256(buffer: &[f32]) -> f32 {
+    let stream_len = buffer.len() / READ_STREAMS / 8 * 8;
+    let mut acc = [_mm256_setzero_ps(); READ_STREAMS];
+    let mut i = 0;
+    while i < stream_len {
+        for (s, a) in acc.iter_mut().enumerate() {
+            let chunk = &buffer[s * stream_len + i..s * stream_len + i + 8];
+            // SAFETY: `chunk` holds 8 f32s; the load is unaligned.
+            *a = _mm256_add_ps(*a, unsafe { _mm256_loadu_ps(chunk.as_ptr()) });
+        }
+        i += 8;
+    }
+    acc.iter().map(|&a| sum_256(a)).sum()
 }
 
 /// The machine's limits as measured now: medians, and the best repetition.
@@ -119,7 +206,7 @@ pub fn measure_limits(threads: usize) -> Limits {
             black_box(read_call(&buffer[..per_thread]));
         })
     });
-    let flops = FMA_FLOPS_PER_CALL * threads as f64;
+    let flops = fma_flops_per_call() * threads as f64;
     let bytes = (buffer.len() * 4) as f64;
     let per_second = |amount: f64, t: Duration| amount / t.as_secs_f64() / 1e9;
     Limits {

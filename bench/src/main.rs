@@ -9,6 +9,9 @@
 
 mod aligned;
 mod contenders;
+// `build.rs` chooses the target and compiles that file's kernels.
+#[cfg_attr(kernels_avx2, path = "kernels_avx2.rs")]
+#[cfg_attr(not(kernels_avx2), path = "kernels_avx512.rs")]
 mod kernels;
 mod machine;
 mod peers;
@@ -76,10 +79,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let missing = machine::missing_avx512_features();
+    let isa = machine::Isa::KERNELS;
+    let missing = isa.missing_features();
     if !missing.is_empty() {
         eprintln!(
-            "this benchmark times AVX-512 kernels, and this CPU lacks {}; run it on a machine with AVX-512",
+            "this benchmark was built for {} kernels, and this CPU lacks {}; build it where it runs \
+             (MORELLO_BENCH_TARGET=avx2 chooses the AVX2 kernels)",
+            isa.name(),
             missing.join(", ")
         );
         return ExitCode::FAILURE;

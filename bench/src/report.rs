@@ -31,8 +31,13 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitC
     );
     let limits = machine::measure_limits(threads);
     println!(
-        "machine: f32 FMA peak {:.1} GFLOP/s (AVX-512, best {:.1}); read bandwidth {:.2} GB/s (8 streams, 512 MiB; best {:.2})",
-        limits.peak_gflops, limits.best_peak_gflops, limits.read_gbps, limits.best_read_gbps,
+        "machine: f32 FMA peak {:.1} GFLOP/s ({}, best {:.1}); read bandwidth {:.2} GB/s (8 streams, 512 MiB; best {:.2}); kernels: {} target",
+        limits.peak_gflops,
+        machine::Isa::KERNELS.name(),
+        limits.best_peak_gflops,
+        limits.read_gbps,
+        limits.best_read_gbps,
+        machine::Isa::KERNELS.name(),
     );
     let mut all_correct = true;
     for w in workloads {
@@ -81,11 +86,12 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
             Ok(m) => {
                 let g = gflops(w, m);
                 let best = w.flops() / m.best.as_secs_f64() / 1e9;
+                // No peer ran (none implements the workload on this CPU): no ratio.
+                let ratio = if best_peer > 0.0 { format!("{:.2}x", g / best_peer) } else { "-".to_owned() };
                 println!(
-                    "  {:<44} {g:>9.1} {best:>9.1} {:>6.1}% {:>8.2}x {:>6.2}",
+                    "  {:<44} {g:>9.1} {best:>9.1} {:>6.1}% {ratio:>9} {:>6.2}",
                     row.name,
                     100.0 * g / ceiling,
-                    g / best_peer,
                     m.cpu_share
                 );
             }

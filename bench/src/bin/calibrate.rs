@@ -8,7 +8,8 @@
 //! hits every kernel alike). It prints predicted cost against measured median time and
 //! Spearman's rank correlation between them.
 //!
-//! Usage: `calibrate [SPEC] [TARGET]`, by default the f32 32³ Matmul on AVX-512.
+//! Usage: `calibrate [SPEC] [TARGET]`, by default the f32 32³ Matmul on AVX-512, or on AVX2 on a
+//! CPU without AVX-512.
 
 use morello_core::codegen::{CKernel, emit_c};
 use morello_core::cost::impl_cost;
@@ -32,7 +33,9 @@ const MOST: usize = 120;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let text = args.first().map_or(DEFAULT_SPEC, String::as_str);
-    let target_name = args.get(1).map_or("avx512", String::as_str);
+    // By default, the widest target this CPU runs.
+    let host_default = if cpu_supports(TargetId::X86Avx512.target()) { "avx512" } else { "avx2" };
+    let target_name = args.get(1).map_or(host_default, String::as_str);
     let Some(target) = TargetId::from_name(target_name).map(|t| t.target()) else {
         eprintln!("unknown target `{target_name}`");
         return ExitCode::from(2);

@@ -1,6 +1,7 @@
 //! The Morello kernels for the benchmark's shapes on the AVX-512 target, synthesized in
-//! `build.rs` (answers are kept in `target/morello/`; see README.md for searching the slow ones
-//! first with `morello-db synthesize`). Kernels without a schedule are wholly found by the
+//! `build.rs` on a CPU with AVX-512 (`kernels_avx2.rs` holds the same kernels for the others;
+//! answers are kept in `target/morello/`; see README.md for searching the slow ones first with
+//! `morello-db synthesize`). Kernels without a schedule are wholly found by the
 //! search; those with one are partly hand-scheduled and say so. All operands are row-major in
 //! memory.
 

@@ -1,0 +1,123 @@
+//! The Morello kernels for the benchmark's shapes on the AVX2 target, synthesized in `build.rs`
+//! on a CPU without AVX-512 (or with `MORELLO_BENCH_TARGET=avx2`): the same Specs and schedules
+//! as `kernels_avx512.rs`, so that the table can be measured on such machines too. Kernels
+//! without a schedule are wholly found by the search; those with one are partly hand-scheduled
+//! and say so. All operands are row-major in memory.
+
+morello::kernel! {
+    /// `c = a · b`, 48×48×48 f32.
+    #[target(avx2)]
+    pub fn gemm48(Matmul(1x48x48x48, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 64×64×64 f32.
+    #[target(avx2)]
+    pub fn gemm64(Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 100×100×100 f32.
+    #[target(avx2)]
+    pub fn gemm100(Matmul(1x100x100x100, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 256×256×256 f32. Its search took 637 s from an empty database on an AMD
+    /// EPYC VM: `morello-db synthesize --target avx2` can put it in the database first (see
+    /// README.md).
+    #[target(avx2)]
+    pub fn gemm256(Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, 1024×1024×1024 f32, **partly hand-scheduled**: the search cannot yet solve
+    /// this size, so the schedule splits it into 256³ blocks by hand and the search (the
+    /// 256³ answer above) implements each block.
+    #[target(avx2)]
+    pub fn gemm1024_blocked(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32, partly hand-scheduled like `gemm1024_blocked`.
+    #[target(avx2)]
+    pub fn gemm2048_blocked(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 1024×1024×1024 f32 on several threads, partly hand-scheduled: a parallel
+    /// loop over 256-row bands, then `gemm1024_blocked`'s 256³ blocks.
+    #[target(avx2)]
+    pub fn gemm1024_blocked_parallel(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 256, 1024, 1024], parallel);
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32 on several threads, partly hand-scheduled like
+    /// `gemm1024_blocked_parallel`.
+    #[target(avx2)]
+    pub fn gemm2048_blocked_parallel(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 256, 2048, 2048], parallel);
+        tile([1, 256, 256, 256]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 8×512 times 512×512, f32.
+    #[target(avx2)]
+    pub fn gemm8x512x512(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, f32 (the gemma.cpp shape).
+    #[target(avx2)]
+    pub fn vecmat_f32(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial));
+
+    /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, bf16 inputs and an f32 output.
+    #[target(avx2)]
+    pub fn vecmat_bf16(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial));
+
+    /// `c = a · b` as `vecmat_f32`, **partly hand-scheduled**: the schedule sweeps `b` in blocks
+    /// of 16 whole rows, so each block streams 16 rows from memory side by side, instead of the
+    /// searched kernel's column strips that jump 64 KiB from row to row; the search implements
+    /// each block.
+    #[target(avx2)]
+    pub fn vecmat_f32_blocked(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1, 16, 16384]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `vecmat_bf16`, partly hand-scheduled like `vecmat_f32_blocked`.
+    #[target(avx2)]
+    pub fn vecmat_bf16_blocked(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1, 16, 16384]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `vecmat_f32` on several threads, partly hand-scheduled: a parallel loop
+    /// over the two column halves of `b` (and `c`), each swept in blocks of 16 rows like
+    /// `vecmat_f32_blocked`.
+    #[target(avx2)]
+    pub fn vecmat_f32_blocked_parallel(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        tile([1, 1, 16, 8192]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `vecmat_bf16` on several threads, partly hand-scheduled like
+    /// `vecmat_f32_blocked_parallel`.
+    #[target(avx2)]
+    pub fn vecmat_bf16_blocked_parallel(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        tile([1, 1, 16, 8192]);
+        synthesize_all;
+    }
+}
