@@ -4,6 +4,9 @@
 //! for the AVX2 target otherwise; `MORELLO_BENCH_TARGET=avx2` (or `avx512`) chooses. The
 //! benchmark is built to run where it is built, so the build script's CPU is the one measured.
 
+use morello_core::harness::cpu_supports;
+use morello_core::target::TargetId;
+
 fn main() {
     println!("cargo::rerun-if-env-changed=MORELLO_BENCH_TARGET");
     println!("cargo::rustc-check-cfg=cfg(kernels_avx2)");
@@ -11,7 +14,7 @@ fn main() {
         Ok("avx512") => true,
         Ok("avx2") => false,
         Ok(other) => panic!("MORELLO_BENCH_TARGET is `{other}`; expected `avx512` or `avx2`"),
-        Err(_) => host_has_avx512(),
+        Err(_) => cpu_supports(TargetId::X86Avx512.target()),
     };
     let kernels = if avx512 {
         "src/kernels_avx512.rs"
@@ -30,12 +33,4 @@ fn main() {
     for lib in ["dnnl", "gomp", "openblas"] {
         println!("cargo::rustc-link-lib=dylib={lib}");
     }
-}
-
-/// Whether the CPU running this build has every feature of the AVX-512 target.
-fn host_has_avx512() -> bool {
-    is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl")
-        && is_x86_feature_detected!("avx512bf16")
 }

@@ -3,6 +3,8 @@
 //! measurements comparable (pinning, CPU share).
 
 use crate::timing::measure;
+use morello_core::harness::{cpu_supports, missing_cpu_features};
+use morello_core::target::{Target, TargetId};
 use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,18 +39,17 @@ impl Isa {
         }
     }
 
+    /// The Morello target of this instruction set, whose ISA features the CPU must have.
+    fn target(self) -> &'static Target {
+        match self {
+            Isa::Avx512 => TargetId::X86Avx512.target(),
+            Isa::Avx2 => TargetId::X86Avx2.target(),
+        }
+    }
+
     /// The features of this instruction set's target that this CPU lacks.
     pub fn missing_features(self) -> Vec<&'static str> {
-        let detected: &[(&str, bool)] = match self {
-            Isa::Avx512 => &[
-                ("avx512f", is_x86_feature_detected!("avx512f")),
-                ("avx512bw", is_x86_feature_detected!("avx512bw")),
-                ("avx512vl", is_x86_feature_detected!("avx512vl")),
-                ("avx512bf16", is_x86_feature_detected!("avx512bf16")),
-            ],
-            Isa::Avx2 => &[("avx2", is_x86_feature_detected!("avx2")), ("fma", is_x86_feature_detected!("fma"))],
-        };
-        detected.iter().filter(|&&(_, present)| !present).map(|&(name, _)| name).collect()
+        missing_cpu_features(self.target())
     }
 }
 
@@ -66,7 +67,7 @@ fn fma_flops_per_call() -> f64 {
 /// One call of the FMA peak loop: `FMA_CHAINS` independent chains of fused multiply-adds on
 /// the kernels' widest vectors, kept in registers.
 pub fn fma_peak_call() -> f32 {
-    assert!(Isa::KERNELS.missing_features().is_empty(), "the FMA peak loop needs {}", Isa::KERNELS.name());
+    assert!(cpu_supports(Isa::KERNELS.target()), "the FMA peak loop needs {}", Isa::KERNELS.name());
     // SAFETY: the instruction set's features are present (checked above).
     unsafe {
         match Isa::KERNELS {
@@ -131,7 +132,7 @@ pub fn read_buffer() -> Vec<f32> {
 /// Reads all of `buffer` once, in [`READ_STREAMS`] interleaved sequential streams of the
 /// kernels' widest vectors, and returns a sum so the reads cannot be skipped.
 pub fn read_call(buffer: &[f32]) -> f32 {
-    assert!(Isa::KERNELS.missing_features().is_empty(), "the read loop needs {}", Isa::KERNELS.name());
+    assert!(cpu_supports(Isa::KERNELS.target()), "the read loop needs {}", Isa::KERNELS.name());
     // SAFETY: the instruction set's features are present (checked above).
     unsafe {
         match Isa::KERNELS {

@@ -80,6 +80,12 @@ pub fn cpu_supports(target: &Target) -> bool {
     target.isa.iter().all(|f| feature_detected(f.detect_name))
 }
 
+/// The ISA features of `target` (their detection names, such as `avx512bf16`) that this
+/// machine's CPU lacks: empty where [`cpu_supports`] holds.
+pub fn missing_cpu_features(target: &Target) -> Vec<&'static str> {
+    target.isa.iter().filter(|f| !feature_detected(f.detect_name)).map(|f| f.detect_name).collect()
+}
+
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn feature_detected(name: &str) -> bool {
     match name {
@@ -294,4 +300,22 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
     }
     s.push_str("    return 0;\n}\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::TargetId;
+
+    #[test]
+    fn missing_features_agree_with_cpu_supports() {
+        for id in TargetId::ALL {
+            let target = id.target();
+            let missing = missing_cpu_features(target);
+            assert_eq!(missing.is_empty(), cpu_supports(target), "{id}: missing {missing:?}");
+            assert!(missing.iter().all(|m| target.has_feature(m)), "{id}: {missing:?}");
+        }
+        // Portable C needs no ISA feature.
+        assert!(missing_cpu_features(TargetId::Portable.target()).is_empty());
+    }
 }
