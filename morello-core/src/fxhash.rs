@@ -1,6 +1,6 @@
 //! A small, fast, deterministic hasher for in-memory tables keyed by Specs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// The Fx hash function (as used in rustc): multiply-rotate over machine words.
@@ -60,3 +60,6 @@ impl Hasher for FxHasher {
 
 /// A `HashMap` using [`FxHasher`].
 pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A `HashSet` using [`FxHasher`].
+pub type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;

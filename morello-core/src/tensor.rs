@@ -1,48 +1,43 @@
 //! Tensor specifications: what a Spec knows about each of its operands.
 
 use crate::dtype::Dtype;
-use crate::fxhash::fingerprint;
+use crate::fxhash::{FxHashMap, FxHashSet, fingerprint};
 use crate::layout::{Layout, LayoutError};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::shape::{Shape, volume};
 use crate::target::Target;
 use crate::view::ViewMap;
+use std::cell::RefCell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::{LazyLock, Mutex};
 use thiserror::Error;
 
 /// The description of one operand: shape, element type, memory level, layout (with
 /// contiguity) and, for vector registers, the number of lanes per register.
 ///
-/// It carries a hash of its contents, computed once at construction, so that a Spec's own
-/// fingerprint ([`crate::spec::LogicalSpec`]) combines its operands' in one step each.
-#[derive(PartialOrd, Ord, Debug)]
-pub struct TensorSpec {
+/// Tensors are *interned*: each distinct one is stored once for the life of the process (see
+/// [`intern`]), and a `TensorSpec` is a pointer to it. The search builds and compares tensors
+/// on every rewrite it applies, so cloning one copies a pointer and comparing two compares
+/// pointers. There are few distinct tensors (shapes, layouts and levels of a kernel's
+/// operands and their tiles), so what is interned stays small.
+pub struct TensorSpec(&'static TensorData);
+
+/// What a [`TensorSpec`] points to.
+#[derive(Eq, PartialOrd, Ord, Debug)]
+struct TensorData {
     shape: Shape,
     dtype: Dtype,
     level: Level,
     layout: Layout,
     vector_size: Option<u32>,
-    /// Hash of the fields above (see [`TensorSpec::sealed`]).
+    /// Hash of the fields above, so that a Spec's own fingerprint
+    /// ([`crate::spec::LogicalSpec`]) combines its operands' in one step each.
     fingerprint: u64,
 }
 
-// The shape is copied as a slice: a derived clone goes element by element, and the search
-// clones tensors on every rewrite it applies.
-impl Clone for TensorSpec {
-    fn clone(&self) -> Self {
-        TensorSpec {
-            shape: Shape::from_slice(&self.shape),
-            dtype: self.dtype,
-            level: self.level,
-            layout: self.layout.clone(),
-            vector_size: self.vector_size,
-            fingerprint: self.fingerprint,
-        }
-    }
-}
-
-impl PartialEq for TensorSpec {
+/// The fingerprint first: it tells most unequal tensors apart in one comparison.
+impl PartialEq for TensorData {
     fn eq(&self, other: &Self) -> bool {
         self.fingerprint == other.fingerprint
             && self.dtype == other.dtype
@@ -53,12 +48,89 @@ impl PartialEq for TensorSpec {
     }
 }
 
+impl Hash for TensorData {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.fingerprint);
+    }
+}
+
+impl Clone for TensorSpec {
+    fn clone(&self) -> Self {
+        TensorSpec(self.0)
+    }
+}
+
+/// Interned tensors are equal exactly when they are the same one.
+impl PartialEq for TensorSpec {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
 impl Eq for TensorSpec {}
 
 impl Hash for TensorSpec {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.fingerprint);
+        state.write_u64(self.0.fingerprint);
     }
+}
+
+/// Ordered by contents (shape first), not by address, so that sorting is deterministic.
+impl PartialOrd for TensorSpec {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TensorSpec {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if self == other { std::cmp::Ordering::Equal } else { self.0.cmp(other.0) }
+    }
+}
+
+impl fmt::Debug for TensorSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Every interned tensor, shared by all threads.
+static INTERNED: LazyLock<Mutex<FxHashSet<&'static TensorData>>> = LazyLock::new(Mutex::default);
+
+/// Tiles of tensors outside the vector registers, by tensor address and tile shape.
+type TileTable = FxHashMap<(usize, Shape), Result<TensorSpec, TensorSpecError>>;
+
+thread_local! {
+    /// The interned tensors this thread has met: most lookups end here, without the lock.
+    static MET: RefCell<FxHashSet<&'static TensorData>> = RefCell::default();
+    /// What [`TensorSpec::tile`] found on this thread.
+    static TILES: RefCell<TileTable> = RefCell::default();
+}
+
+/// The one stored copy of `data` (with its fingerprint computed), stored now if it is new.
+///
+/// Stored tensors are never freed: a process meets few distinct ones (1,818 in the whole search
+/// of a 128³ Matmul on AVX-512), each about 150 bytes.
+fn intern(mut data: TensorData) -> TensorSpec {
+    data.fingerprint = fingerprint(&(&data.shape, data.dtype, data.level, &data.layout, data.vector_size));
+    if let Some(known) = MET.with(|met| met.borrow().get(&data).copied()) {
+        return TensorSpec(known);
+    }
+    let stored = {
+        // A panic while holding the lock cannot leave the set inconsistent: insertion is its
+        // only mutation.
+        let mut all = INTERNED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match all.get(&data) {
+            Some(&known) => known,
+            None => {
+                let stored: &'static TensorData = Box::leak(Box::new(data));
+                all.insert(stored);
+                stored
+            }
+        }
+    };
+    MET.with(|met| met.borrow_mut().insert(stored));
+    TensorSpec(stored)
 }
 
 /// Why a tensor specification is invalid.
@@ -104,29 +176,7 @@ pub enum TensorSpecError {
     },
 }
 
-impl TensorSpec {
-    /// Builds a tensor specification. `layout` must be canonical for `shape` (as every
-    /// constructor of [`Layout`] guarantees); RF tensors ignore it.
-    pub fn new(
-        shape: Shape,
-        dtype: Dtype,
-        level: Level,
-        layout: Layout,
-        vector_size: Option<u32>,
-        target: &Target,
-    ) -> Result<TensorSpec, TensorSpecError> {
-        let layout = if level.has_layout() { layout } else { Layout::empty() };
-        let t = TensorSpec { shape, dtype, level, layout, vector_size, fingerprint: 0 }.sealed();
-        t.check_vector_size(target)?;
-        Ok(t)
-    }
-
-    /// This tensor with its fingerprint computed from its contents.
-    fn sealed(mut self) -> TensorSpec {
-        self.fingerprint = fingerprint(&(&self.shape, self.dtype, self.level, &self.layout, self.vector_size));
-        self
-    }
-
+impl TensorData {
     fn check_vector_size(&self, target: &Target) -> Result<(), TensorSpecError> {
         match (self.level, self.vector_size) {
             (Level::VRF, None) => Err(TensorSpecError::MissingVectorSize),
@@ -155,68 +205,86 @@ impl TensorSpec {
             (_, None) => Ok(()),
         }
     }
+}
+
+impl TensorSpec {
+    /// Builds a tensor specification. `layout` must be canonical for `shape` (as every
+    /// constructor of [`Layout`] guarantees); RF tensors ignore it.
+    pub fn new(
+        shape: Shape,
+        dtype: Dtype,
+        level: Level,
+        layout: Layout,
+        vector_size: Option<u32>,
+        target: &Target,
+    ) -> Result<TensorSpec, TensorSpecError> {
+        let layout = if level.has_layout() { layout } else { Layout::empty() };
+        let data = TensorData { shape, dtype, level, layout, vector_size, fingerprint: 0 };
+        data.check_vector_size(target)?;
+        Ok(intern(data))
+    }
 
     /// The logical shape.
     pub fn shape(&self) -> &[u32] {
-        &self.shape
+        &self.0.shape
     }
 
     /// The element type.
     pub fn dtype(&self) -> Dtype {
-        self.dtype
+        self.0.dtype
     }
 
     /// The memory level.
     pub fn level(&self) -> Level {
-        self.level
+        self.0.level
     }
 
     /// The layout (empty for RF tensors).
     pub fn layout(&self) -> &Layout {
-        &self.layout
+        &self.0.layout
     }
 
     /// Lanes per vector register, for VRF tensors.
     pub fn vector_size(&self) -> Option<u32> {
-        self.vector_size
+        self.0.vector_size
     }
 
     /// Number of elements.
     pub fn volume(&self) -> u64 {
-        volume(&self.shape)
+        volume(&self.0.shape)
     }
 
     /// Whether every dimension is 1.
     pub fn is_scalar(&self) -> bool {
-        self.shape.iter().all(|&d| d == 1)
+        self.0.shape.iter().all(|&d| d == 1)
     }
 
     /// Whether the tensor occupies one dense block (RF tensors count as contiguous).
     pub fn is_contiguous(&self) -> bool {
-        !self.level.has_layout() || self.layout.is_fully_contiguous()
+        !self.0.level.has_layout() || self.0.layout.is_fully_contiguous()
     }
 
     /// Bytes of its elements: volume times element size (no padding to lines or registers; see
     /// [`TensorSpec::consumption`] for that).
     pub fn data_bytes(&self) -> u64 {
-        self.volume() * u64::from(self.dtype.size_bytes())
+        self.volume() * u64::from(self.0.dtype.size_bytes())
     }
 
     /// Vector registers a VRF tensor occupies.
     pub fn vector_count(&self) -> u64 {
-        self.vector_size.map_or(0, |lanes| self.volume() / u64::from(lanes))
+        self.0.vector_size.map_or(0, |lanes| self.volume() / u64::from(lanes))
     }
 
     /// Cache lines touched (paper §3), for addressed levels.
     pub fn cache_lines(&self, target: &Target) -> u64 {
-        self.layout.cache_lines(&self.shape, self.dtype.size_bytes(), target.line_bytes)
+        self.0.layout.cache_lines(&self.0.shape, self.0.dtype.size_bytes(), target.line_bytes)
     }
 
     /// Bytes this tensor consumes at its level when allocated there: whole registers for
     /// register files, whole cache lines otherwise.
     pub fn consumption(&self, target: &Target) -> u64 {
-        let info = target.level(self.level);
-        match self.level {
+        let info = target.level(self.0.level);
+        match self.0.level {
             Level::RF => self.volume() * u64::from(info.register_bytes),
             Level::VRF => self.vector_count() * u64::from(info.register_bytes),
             Level::L1 | Level::GL => self.cache_lines(target) * u64::from(target.line_bytes),
@@ -226,7 +294,7 @@ impl TensorSpec {
     /// The move cost `m(t)` of paper §3: cache lines times the level's weight, doubled when the
     /// tensor is not contiguous.
     pub fn move_cost(&self, target: &Target) -> u64 {
-        let weight = target.level(self.level).line_cost;
+        let weight = target.level(self.0.level).line_cost;
         if weight == 0 {
             return 0;
         }
@@ -235,25 +303,43 @@ impl TensorSpec {
     }
 
     /// The specification of a `tile_shape` tile of this tensor.
+    ///
+    /// Tiles of tensors outside the vector registers are remembered per thread (the search
+    /// tiles the same few tensors to the same few shapes millions of times); whether a
+    /// register tile is valid depends on the target, so those are built each time.
     pub fn tile(&self, tile_shape: &[u32], target: &Target) -> Result<TensorSpec, TensorSpecError> {
-        let layout = if self.level.has_layout() { self.layout.tile(&self.shape, tile_shape)? } else { Layout::empty() };
+        if self.0.vector_size.is_some() {
+            return self.tile_uncached(tile_shape, target);
+        }
+        let key = (std::ptr::from_ref(self.0) as usize, Shape::from_slice(tile_shape));
+        if let Some(known) = TILES.with(|tiles| tiles.borrow().get(&key).cloned()) {
+            return known;
+        }
+        let tile = self.tile_uncached(tile_shape, target);
+        TILES.with(|tiles| tiles.borrow_mut().insert(key, tile.clone()));
+        tile
+    }
+
+    /// [`TensorSpec::tile`], built.
+    fn tile_uncached(&self, tile_shape: &[u32], target: &Target) -> Result<TensorSpec, TensorSpecError> {
+        let layout =
+            if self.0.level.has_layout() { self.0.layout.tile(&self.0.shape, tile_shape)? } else { Layout::empty() };
         let t = self.with_shape_and_layout(tile_shape, layout);
         t.check_vector_size(target)?;
-        Ok(t)
+        Ok(intern(t))
     }
 
     /// This tensor with another shape and layout, unchecked. Copies only the scalar fields: the
     /// search tiles tensors on every rewrite it applies.
-    fn with_shape_and_layout(&self, shape: &[u32], layout: Layout) -> TensorSpec {
-        TensorSpec {
+    fn with_shape_and_layout(&self, shape: &[u32], layout: Layout) -> TensorData {
+        TensorData {
             shape: Shape::from_slice(shape),
-            dtype: self.dtype,
-            level: self.level,
+            dtype: self.0.dtype,
+            level: self.0.level,
             layout,
-            vector_size: self.vector_size,
+            vector_size: self.0.vector_size,
             fingerprint: 0,
         }
-        .sealed()
     }
 
     /// This tensor at another level with another dtype, layout and vector size (a move
@@ -266,28 +352,31 @@ impl TensorSpec {
         vector_size: Option<u32>,
         target: &Target,
     ) -> Result<TensorSpec, TensorSpecError> {
-        TensorSpec::new(self.shape.clone(), dtype, level, layout, vector_size, target)
+        TensorSpec::new(self.0.shape.clone(), dtype, level, layout, vector_size, target)
     }
 
     /// The view `map` of this tensor, with shape `view_shape`: the same memory seen with other
     /// dimensions (see [`crate::view`]).
     pub fn view(&self, view_shape: &[u32], map: &ViewMap, target: &Target) -> Result<TensorSpec, TensorSpecError> {
-        let layout =
-            if self.level.has_layout() { self.layout.view(&self.shape, view_shape, map)? } else { Layout::empty() };
+        let layout = if self.0.level.has_layout() {
+            self.0.layout.view(&self.0.shape, view_shape, map)?
+        } else {
+            Layout::empty()
+        };
         let t = self.with_shape_and_layout(view_shape, layout);
         t.check_vector_size(target)?;
-        Ok(t)
+        Ok(intern(t))
     }
 
     /// Formats the layout the way Spec syntax writes it: `row_major`, `col_major` or
     /// `[0, 2, 1, 2 p16]`.
     pub fn layout_syntax(&self) -> String {
-        if self.layout.is_row_major(&self.shape) {
+        if self.0.layout.is_row_major(&self.0.shape) {
             "row_major".to_owned()
-        } else if self.layout.is_col_major(&self.shape) {
+        } else if self.0.layout.is_col_major(&self.0.shape) {
             "col_major".to_owned()
         } else {
-            self.layout.to_string()
+            self.0.layout.to_string()
         }
     }
 }
@@ -295,15 +384,15 @@ impl TensorSpec {
 impl fmt::Display for TensorSpec {
     /// Formats as an operand in Spec syntax: `(f32, VRF, row_major, v8)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {}", self.dtype, self.level)?;
-        if self.level.has_layout() {
+        write!(f, "({}, {}", self.0.dtype, self.0.level)?;
+        if self.0.level.has_layout() {
             write!(f, ", {}", self.layout_syntax())?;
         }
-        if let Some(lanes) = self.vector_size {
+        if let Some(lanes) = self.0.vector_size {
             write!(f, ", v{lanes}")?;
         }
-        if self.level.has_layout() && !self.layout.is_fully_contiguous() {
-            write!(f, ", c{}", self.layout.contig())?;
+        if self.0.level.has_layout() && !self.0.layout.is_fully_contiguous() {
+            write!(f, ", c{}", self.0.layout.contig())?;
         }
         f.write_str(")")
     }
@@ -323,6 +412,7 @@ pub fn consumption_by_level(tensors: &[TensorSpec], target: &Target) -> [u64; LE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::PhysDim;
     use crate::target::X86_AVX2;
 
     fn t(shape: &[u32], level: Level, vs: Option<u32>) -> Result<TensorSpec, TensorSpecError> {
@@ -338,6 +428,28 @@ mod tests {
         let rows = t(&[1, 4, 16], Level::VRF, Some(8)).unwrap();
         assert!(matches!(rows.tile(&[1, 4, 4], &X86_AVX2), Err(TensorSpecError::PartialVectors { .. })));
         assert_eq!(rows.tile(&[1, 1, 8], &X86_AVX2).unwrap().vector_count(), 1);
+    }
+
+    #[test]
+    fn tensors_are_interned_across_threads() {
+        let packed = Layout::new(&[PhysDim::dynamic(0), PhysDim::dynamic(1), PhysDim::packed(0, 8)], None, &[32, 64])
+            .expect("a packed layout");
+        let make =
+            || TensorSpec::new(Shape::from_slice(&[32, 64]), Dtype::F32, Level::GL, packed.clone(), None, &X86_AVX2);
+        let here = make().unwrap();
+        let there = std::thread::scope(|s| s.spawn(|| make().unwrap()).join().unwrap());
+        assert!(std::ptr::eq(here.0, there.0), "one stored copy per distinct tensor");
+        let row_major = t(&[32, 64], Level::GL, None).unwrap();
+        assert_ne!(here, row_major);
+        assert_eq!(here.cmp(&row_major), here.0.cmp(row_major.0), "ordered by contents");
+        // A remembered tile is the tile built afresh, on any thread.
+        let tile = here.tile(&[16, 8], &X86_AVX2).unwrap();
+        assert_eq!(here.tile(&[16, 8], &X86_AVX2).unwrap(), tile);
+        assert_eq!(here.tile_uncached(&[16, 8], &X86_AVX2).unwrap(), tile);
+        let elsewhere = std::thread::scope(|s| s.spawn(|| there.tile(&[16, 8], &X86_AVX2).unwrap()).join().unwrap());
+        assert_eq!(elsewhere, tile);
+        assert!(!tile.is_contiguous());
+        assert_eq!(tile.layout(), &packed.tile(&[32, 64], &[16, 8]).unwrap());
     }
 
     #[test]

@@ -59,8 +59,7 @@ pub(crate) struct Record {
 /// search learned probing Specs at maximum limits.
 #[derive(Default, Debug)]
 pub struct Memo {
-    /// Keys are boxed: a Spec is large, and a hash table's spare slots would hold its size.
-    table: FxHashMap<Box<LogicalSpec>, Record>,
+    table: FxHashMap<LogicalSpec, Record>,
     entries: usize,
 }
 
@@ -151,14 +150,14 @@ impl Memo {
     fn record(&mut self, logical: &LogicalSpec) -> &mut Record {
         // Look up first: cloning the key only for new Specs.
         if !self.table.contains_key(logical) {
-            self.table.insert(Box::new(logical.clone()), Record::default());
+            self.table.insert(logical.clone(), Record::default());
         }
         self.table.get_mut(logical).expect("just inserted")
     }
 
     /// Every logical Spec with its entries (in no particular order).
     pub fn iter(&self) -> impl Iterator<Item = (&LogicalSpec, &[Entry])> {
-        self.table.iter().filter(|(_, r)| !r.entries.is_empty()).map(|(k, r)| (&**k, r.entries.as_slice()))
+        self.table.iter().filter(|(_, r)| !r.entries.is_empty()).map(|(k, r)| (k, r.entries.as_slice()))
     }
 
     /// Number of logical Specs with at least one entry.
