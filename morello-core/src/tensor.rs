@@ -16,8 +16,8 @@ use thiserror::Error;
 /// The description of one operand: shape, element type, memory level, layout (with
 /// contiguity) and, for vector registers, the number of lanes per register.
 ///
-/// Tensors are *interned*: each distinct one is stored once for the life of the process (see
-/// [`intern`]), and a `TensorSpec` is a pointer to it. The search builds and compares tensors
+/// Tensors are *interned*: each distinct one is stored once for the life of the process, and a
+/// `TensorSpec` is a pointer to it. The search builds and compares tensors
 /// on every rewrite it applies, so cloning one copies a pointer and comparing two compares
 /// pointers. There are few distinct tensors (shapes, layouts and levels of a kernel's
 /// operands and their tiles), so what is interned stays small.

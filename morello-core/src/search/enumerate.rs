@@ -223,10 +223,11 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
         Level::VRF => {
             // Every dimension order: row-major rows for broadcast kernels, transposes for
             // permuting kernels.
+            let orders = cached_layouts(shape, SmallVec::new());
             for lanes in target.vector_lanes(dtype.size_bytes()) {
                 if src.volume().is_multiple_of(u64::from(lanes)) {
-                    for layout in dimension_orders(shape) {
-                        out.push(moved(layout, Some(lanes)));
+                    for layout in orders.iter() {
+                        out.push(moved(layout.clone(), Some(lanes)));
                     }
                 }
             }
@@ -254,13 +255,13 @@ fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
     out
 }
 
-/// The layouts [`relayouts`] lists, by shape and strip sizes.
-type RelayoutCache = FxHashMap<(Shape, SmallVec<[u32; 4]>), Rc<[Layout]>>;
+/// The layouts [`cached_layouts`] lists, by shape and strip sizes.
+type LayoutCache = FxHashMap<(Shape, SmallVec<[u32; 4]>), Rc<[Layout]>>;
 
 thread_local! {
-    /// [`relayouts`] by shape and strip sizes: the search asks for the same few shapes
+    /// [`strip_layouts`] by shape and strip sizes: the search asks for the same few shapes
     /// millions of times.
-    static RELAYOUTS: RefCell<RelayoutCache> = RefCell::default();
+    static LAYOUTS: RefCell<LayoutCache> = RefCell::default();
 }
 
 /// Dimension orders, each also with one packed strip appended for one dimension that is not
@@ -270,16 +271,22 @@ fn relayouts(shape: &[u32], dtype: Dtype, target: &Target) -> Rc<[Layout]> {
     if dtype == Dtype::Bf16 {
         strips.insert(0, 2);
     }
+    cached_layouts(shape, strips)
+}
+
+/// [`strip_layouts`], remembered per thread; with no strips, the dimension orders.
+fn cached_layouts(shape: &[u32], strips: SmallVec<[u32; 4]>) -> Rc<[Layout]> {
     let key = (Shape::from(shape), strips);
-    if let Some(known) = RELAYOUTS.with(|cache| cache.borrow().get(&key).cloned()) {
+    if let Some(known) = LAYOUTS.with(|cache| cache.borrow().get(&key).cloned()) {
         return known;
     }
     let layouts: Rc<[Layout]> = strip_layouts(shape, &key.1).into();
-    RELAYOUTS.with(|cache| cache.borrow_mut().insert(key, layouts.clone()));
+    LAYOUTS.with(|cache| cache.borrow_mut().insert(key, layouts.clone()));
     layouts
 }
 
-/// [`relayouts`] with the strip sizes given.
+/// Every dimension order, each followed by its variants with one packed strip of the sizes
+/// given (see [`relayouts`]).
 fn strip_layouts(shape: &[u32], strips: &[u32]) -> Vec<Layout> {
     let mut out = Vec::new();
     for order in dimension_orders(shape) {
