@@ -59,6 +59,8 @@ pub(crate) struct Record {
 /// search learned probing Specs at maximum limits.
 #[derive(Default, Debug)]
 pub struct Memo {
+    /// Keys are stored in the table: a logical Spec is small (its operands are pointers to
+    /// interned tensors).
     table: FxHashMap<LogicalSpec, Record>,
     entries: usize,
 }
