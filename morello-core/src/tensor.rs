@@ -17,10 +17,10 @@ use thiserror::Error;
 /// contiguity) and, for vector registers, the number of lanes per register.
 ///
 /// Tensors are *interned*: each distinct one is stored once for the life of the process, and a
-/// `TensorSpec` is a pointer to it. The search builds and compares tensors
-/// on every rewrite it applies, so cloning one copies a pointer and comparing two compares
-/// pointers. There are few distinct tensors (shapes, layouts and levels of a kernel's
-/// operands and their tiles), so what is interned stays small.
+/// `TensorSpec` is a pointer to it. The search builds and compares tensors on every rewrite it
+/// applies, so cloning one copies a pointer and comparing two compares pointers. There are few
+/// distinct tensors (shapes, layouts and levels of a kernel's operands and their tiles), so
+/// what is interned stays small.
 pub struct TensorSpec(&'static TensorData);
 
 /// What a [`TensorSpec`] points to.
@@ -97,8 +97,8 @@ impl fmt::Debug for TensorSpec {
 /// Every interned tensor, shared by all threads.
 static INTERNED: LazyLock<Mutex<FxHashSet<&'static TensorData>>> = LazyLock::new(Mutex::default);
 
-/// Tiles of tensors outside the vector registers, by tensor address and tile shape.
-type TileTable = FxHashMap<(usize, Shape), Result<TensorSpec, TensorSpecError>>;
+/// Tiles of tensors outside the vector registers, by tensor and tile shape.
+type TileTable = FxHashMap<(TensorSpec, Shape), Result<TensorSpec, TensorSpecError>>;
 
 thread_local! {
     /// The interned tensors this thread has met: most lookups end here, without the lock.
@@ -311,7 +311,7 @@ impl TensorSpec {
         if self.0.vector_size.is_some() {
             return self.tile_uncached(tile_shape, target);
         }
-        let key = (std::ptr::from_ref(self.0) as usize, Shape::from_slice(tile_shape));
+        let key = (self.clone(), Shape::from_slice(tile_shape));
         if let Some(known) = TILES.with(|tiles| tiles.borrow().get(&key).cloned()) {
             return known;
         }
@@ -329,8 +329,7 @@ impl TensorSpec {
         Ok(intern(t))
     }
 
-    /// This tensor with another shape and layout, unchecked. Copies only the scalar fields: the
-    /// search tiles tensors on every rewrite it applies.
+    /// This tensor's contents with another shape and layout, unchecked and not yet interned.
     fn with_shape_and_layout(&self, shape: &[u32], layout: Layout) -> TensorData {
         TensorData {
             shape: Shape::from_slice(shape),
@@ -441,7 +440,10 @@ mod tests {
         assert!(std::ptr::eq(here.0, there.0), "one stored copy per distinct tensor");
         let row_major = t(&[32, 64], Level::GL, None).unwrap();
         assert_ne!(here, row_major);
-        assert_eq!(here.cmp(&row_major), here.0.cmp(row_major.0), "ordered by contents");
+        // Ordered by contents, shape first, not by which was stored first.
+        let tall = t(&[48, 24], Level::GL, None).unwrap();
+        let wide = t(&[24, 48], Level::GL, None).unwrap();
+        assert!(wide < tall);
         // A remembered tile is the tile built afresh, on any thread.
         let tile = here.tile(&[16, 8], &X86_AVX2).unwrap();
         assert_eq!(here.tile(&[16, 8], &X86_AVX2).unwrap(), tile);
