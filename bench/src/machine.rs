@@ -31,12 +31,9 @@ impl Isa {
         }
     }
 
-    /// f32 lanes of one vector register.
+    /// f32 lanes of the target's widest vector register.
     fn lanes(self) -> usize {
-        match self {
-            Isa::Avx512 => 16,
-            Isa::Avx2 => 8,
-        }
+        (self.target().widest_vector_bytes() / 4) as usize
     }
 
     /// The Morello target of this instruction set, whose ISA features the CPU must have.
