@@ -4,7 +4,9 @@
 //! under different schedules, say) share one synthesizer, which solves it once. Groups go to
 //! worker threads round-robin in declaration order; each worker reads its own copy of the
 //! database and solves its kernels in order, so a build's results depend only on the
-//! database, the declarations and the number of workers. Everything every worker solved is
+//! database, the declarations and the number of workers. Threads beyond the number of workers
+//! (one kernel on two cores, say) search inside each worker's synthesizer, which does not
+//! change its results (see `Synthesizer::set_threads`). Everything every worker solved is
 //! added to one database at the end.
 
 use morello_core::db::Database;
@@ -60,6 +62,8 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, thre
     for (index, job) in jobs.into_iter().enumerate() {
         work[worker_of[index]].push((index, job));
     }
+    // Threads left over when there are fewer workers than threads go to each worker's searches.
+    let search_threads = (threads / workers).max(1);
     // The first worker takes `db` itself; the others, copies.
     let copies: Vec<Database> = (1..workers).map(|_| db.clone()).collect();
     let databases = std::iter::once(db).chain(copies);
@@ -74,6 +78,7 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, thre
                         let mut synth = Synthesizer::with_database(db);
                         synth.set_offline(mode.offline);
                         synth.set_slack(mode.slack);
+                        synth.set_threads(search_threads);
                         let solved: Vec<Solved> =
                             jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();
                         (solved, synth)

@@ -9,7 +9,8 @@
 //! Each N runs under a deadline (`MORELLO_BENCH_LIMIT_SECS`, default: twice its target). A run
 //! that reaches it stops, keeps what it had solved exactly, and is reported as unfinished;
 //! its database figures then describe that partial database.
-//! `MORELLO_BENCH_SIZES=4,16` chooses other sizes. `MORELLO_BENCH_SLACKS=0,25` also runs each
+//! The search uses every core (`MORELLO_BENCH_THREADS` sets the number of threads; see
+//! `Synthesizer::set_threads`). `MORELLO_BENCH_SIZES=4,16` chooses other sizes. `MORELLO_BENCH_SLACKS=0,25` also runs each
 //! size with a bounded-suboptimal search (25% slack; see `morello_core::search::Slack`) and
 //! prints its cost against the exact one's.
 
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "MORELLO_BENCH_CHILD";
 const SLACK_ENV: &str = "MORELLO_BENCH_SLACK";
+const THREADS_ENV: &str = "MORELLO_BENCH_THREADS";
 
 /// Sizes and their cold-synthesis targets.
 const TARGETS: [(u32, u64); 3] = [(4, 1), (64, 30), (2048, 300)];
@@ -45,10 +47,11 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// One size, in this process: prints one `key=value` line for the parent.
-fn child(n: u32, limit: Duration, slack: Slack) {
+fn child(n: u32, limit: Duration, slack: Slack, threads: usize) {
     let spec = spec(n);
     let mut synth = Synthesizer::with_database(Database::new(&X86_AVX512));
     synth.set_slack(slack);
+    synth.set_threads(threads);
     synth.set_deadline(Instant::now() + limit);
     let start = Instant::now();
     let result = synth.synthesize(&spec);
@@ -91,6 +94,14 @@ fn child(n: u32, limit: Duration, slack: Slack) {
     );
 }
 
+/// Threads per search: `MORELLO_BENCH_THREADS`, or every core.
+fn threads() -> usize {
+    std::env::var(THREADS_ENV)
+        .ok()
+        .map(|s| s.parse().expect("MORELLO_BENCH_THREADS is a number"))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 fn field<'a>(line: &'a str, key: &str) -> &'a str {
     line.split_whitespace().find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('='))).unwrap_or("?")
 }
@@ -99,7 +110,7 @@ fn main() {
     if let Ok(n) = std::env::var(CHILD_ENV) {
         let limit = std::env::var("MORELLO_BENCH_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
         let slack = std::env::var(SLACK_ENV).map_or(Slack::EXACT, |s| s.parse().expect("a slack"));
-        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), slack);
+        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), slack, threads());
         return;
     }
     let sizes: Vec<u32> = std::env::var("MORELLO_BENCH_SIZES")
@@ -110,7 +121,8 @@ fn main() {
         .unwrap_or_else(|_| vec![Slack::EXACT]);
     let exe = std::env::current_exe().expect("the benchmark's path");
     println!("Synthesis of f32 Matmul 1xNxNxN (GL, row-major, serial) for x86-avx512, one process per N,");
-    println!("each from an empty database; warm = load the saved database + the same query.\n");
+    println!("each from an empty database, searching on {} thread(s);", threads());
+    println!("warm = load the saved database + the same query.\n");
     println!(
         "{:>5} {:>5} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>10}",
         "N",

@@ -12,6 +12,15 @@
 //! costs only grow as limits shrink. Rewrites that provably cannot match the best (by a lower
 //! bound valid at all limits) do not constrain the horizon.
 //!
+//! **One answer per Spec.** A Spec's decision is the rewrite of lowest [`Cost`] (main cost,
+//! then peak, then depth), the first in enumeration order among equals, and a box's horizon
+//! stops where another rewrite could tie with an earlier position. So every box holds the
+//! decision a search at any limits inside it would find, and the implementation of a Spec does
+//! not depend on the search's history: a warm or cold database, one thread or several.
+//!
+//! **Several threads.** With [`Synthesizer::set_threads`], helper threads search the same
+//! Spec beside the caller's, sharing its memo table, each trying rewrites in its own order.
+//!
 //! **Branch and bound with budgets.** Each Spec is solved under a budget: the cost above which
 //! its parent no longer cares. A rewrite whose lower bound exceeds the budget (or the best
 //! found so far) is skipped; children are solved with the budget left by their siblings' lower
@@ -37,12 +46,16 @@ mod database;
 mod enumerate;
 pub mod exhaustive;
 mod memo;
+mod parallel;
+mod shared_memo;
 mod slack;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
 use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
+use parallel::CandidateOrder;
+use shared_memo::SharedMemo;
 pub use slack::{ParseSlackError, Slack};
 
 use crate::cost::{Cost, node_cost};
@@ -54,6 +67,8 @@ use crate::rewrite::{Action, RewriteError};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
 use smallvec::SmallVec;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -100,13 +115,21 @@ pub struct SynthesisStats {
 /// Finds optimal implementations of Specs for one target, remembering everything it solves.
 pub struct Synthesizer {
     target: &'static Target,
-    memo: Memo,
-    db: Option<Database>,
+    /// Shared with the helpers of a search on several threads (see [`Synthesizer::set_threads`]).
+    memo: Arc<SharedMemo>,
+    db: Option<Arc<Database>>,
     offline: bool,
     slack: Slack,
     deadline: Option<Instant>,
     timed_out: bool,
     stats: SynthesisStats,
+    /// Threads a search may use, this one included.
+    threads: usize,
+    /// Which thread of a search this is: 0 for the one whose results are returned, `h` for
+    /// helper `h`, which starts each Spec's rewrites elsewhere in their order.
+    helper: usize,
+    /// Set when a helper's work is no longer needed.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// The result of solving a Spec under a budget.
@@ -143,13 +166,16 @@ impl Synthesizer {
     pub fn new(target: &'static Target) -> Self {
         Synthesizer {
             target,
-            memo: Memo::default(),
+            memo: Arc::default(),
             db: None,
             offline: false,
             slack: Slack::EXACT,
             deadline: None,
             timed_out: false,
             stats: SynthesisStats::default(),
+            threads: 1,
+            helper: 0,
+            stop: None,
         }
     }
 
@@ -193,9 +219,9 @@ impl Synthesizer {
         self.stats
     }
 
-    /// The memo table.
-    pub fn memo(&self) -> &Memo {
-        &self.memo
+    /// A copy of the memo table.
+    pub fn memo(&self) -> Memo {
+        self.memo.snapshot()
     }
 
     /// The optimal complete implementation of `spec`. Limits above the target's capacity are
@@ -224,7 +250,7 @@ impl Synthesizer {
     pub fn optimal_cost(&mut self, spec: &Spec) -> Option<Cost> {
         let spec = &spec.with_limits(spec.limits().clamped_to(self.target));
         let start = Instant::now();
-        let outcome = self.with_deep_stack(|s| s.solve_with_rising_budget(spec));
+        let outcome = self.solve_on_threads(spec);
         self.stats.elapsed += start.elapsed();
         if self.timed_out {
             return None;
@@ -261,11 +287,10 @@ impl Synthesizer {
     /// Runs `f` on a thread with a large stack: the search recurses once per nested rewrite,
     /// and chains of moves can nest thousands deep. The stack is reserved, not committed.
     fn with_deep_stack<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
-        const STACK_BYTES: usize = 1 << 30;
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("morello-synthesis".to_owned())
-                .stack_size(STACK_BYTES)
+                .stack_size(parallel::SEARCH_STACK_BYTES)
                 .spawn_scoped(scope, || f(self))
                 .expect("spawning the synthesis thread")
                 .join()
@@ -275,9 +300,9 @@ impl Synthesizer {
 
     /// Solves `spec` if its optimum is at most `budget`; otherwise proves a lower bound above it.
     fn solve(&mut self, spec: &Spec, budget: u64) -> Outcome {
-        if let Some(entry) = self.memo.get(spec) {
+        if let Some(outcome) = self.memo.get_with(spec, |entry| Outcome::of_entry(entry, budget)) {
             self.stats.memo_hits += 1;
-            return Outcome::of_entry(entry, budget);
+            return outcome;
         }
         if let Some(entry) = self.database_answer(spec) {
             self.stats.db_hits += 1;
@@ -299,13 +324,15 @@ impl Synthesizer {
                     return Outcome::Solved(None, unbounded());
                 }
                 Some(Probe::Exact(Some(cost))) if cost.main > budget => return Outcome::Exceeds(cost.main),
-                Some(Probe::Exact(Some(cost))) => floor = Some(cost.main),
+                Some(Probe::Exact(Some(cost))) => floor = Some(cost),
                 Some(Probe::AtLeast(bound)) if bound > budget => return Outcome::Exceeds(bound),
                 _ => {}
             }
         }
         if self.timed_out
-            || self.deadline.is_some_and(|d| self.stats.specs_solved.is_multiple_of(256) && Instant::now() > d)
+            || self.stats.specs_solved.is_multiple_of(256)
+                && (self.deadline.is_some_and(|d| Instant::now() > d)
+                    || self.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed)))
         {
             self.timed_out = true;
             return Outcome::Exceeds(u64::MAX);
@@ -339,18 +366,20 @@ impl Synthesizer {
     /// What is known of `logical`'s optimum at maximum limits, solving it under `budget` if
     /// needed; `None` if it is being solved further up.
     fn probe(&mut self, logical: &LogicalSpec, budget: u64) -> Option<Probe> {
-        match self.memo.probe(logical) {
-            Some(Probe::InProgress) => return None,
-            Some(known @ Probe::Exact(_)) => return Some(known),
-            Some(Probe::AtLeast(bound)) if bound > budget => return Some(Probe::AtLeast(bound)),
-            _ => {}
+        if let Some(known) = self.memo.start_probe(logical, budget) {
+            return known;
         }
-        self.memo.set_probe(logical, Probe::InProgress);
-        let result = match self.solve(&Spec::new(logical.clone(), self.target.max_limits()), budget) {
+        let outcome = self.solve(&Spec::new(logical.clone(), self.target.max_limits()), budget);
+        if self.timed_out {
+            // Cut short: nothing was proved.
+            self.memo.finish_probe(logical, None);
+            return None;
+        }
+        let result = match outcome {
             Outcome::Solved(cost, _) => Probe::Exact(cost),
             Outcome::Exceeds(bound) => Probe::AtLeast(bound),
         };
-        self.memo.set_probe(logical, result);
+        self.memo.finish_probe(logical, Some(result));
         Some(result)
     }
 
@@ -379,15 +408,16 @@ impl Synthesizer {
     /// [`Synthesizer::global_bound`]) and one at its limits (at least the first), from one memo
     /// lookup; `None` if it has no implementation at all.
     fn child_bounds(&self, spec: &Spec) -> Option<(u64, u64)> {
-        let record = self.memo.record_of(spec.logical());
-        let global = self.bound_from_probe(record.and_then(|r| r.probe()), spec.logical())?;
-        let Some(record) = record else { return Some((global, global)) };
-        let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
-        let known = record.lower_bound_at(spec.limits());
-        Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
+        self.memo.with_record(spec.logical(), |record| {
+            let global = self.bound_from_probe(record.and_then(|r| r.probe()), spec.logical())?;
+            let Some(record) = record else { return Some((global, global)) };
+            let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
+            let known = record.lower_bound_at(spec.limits());
+            Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
+        })
     }
 
-    fn search(&mut self, spec: &Spec, budget: u64, floor: Option<u64>) -> SearchResult {
+    fn search(&mut self, spec: &Spec, budget: u64, floor: Option<Cost>) -> SearchResult {
         let mut threshold = budget;
         let mut best: Option<Decision> = None;
         // Lowest lower bound among rewrites that might be feasible but were not fully solved.
@@ -403,17 +433,25 @@ impl Synthesizer {
         let at_max = *spec.limits() == self.target.max_limits();
         let known = if at_max { self.memo.take_probe_bounds(spec.logical()) } else { None };
         let candidates = actions(spec, self.target);
-        // Per-rewrite bounds, kept only where they can be reused (at maximum limits).
-        let mut learned: Vec<u64> = Vec::with_capacity(if at_max { candidates.len() } else { 0 });
-        let mut learn = |bound: u64| {
+        // Per-rewrite bounds in enumeration order, kept only where they can be reused (at
+        // maximum limits); 0 where nothing was learned.
+        let mut learned: Vec<u64> = if at_max { vec![0; candidates.len()] } else { Vec::new() };
+        let mut learn = |index: usize, bound: u64| {
             if at_max {
-                learned.push(bound);
+                learned[index] = bound;
             }
         };
-        for (index, action) in candidates.into_iter().enumerate() {
-            if floor.is_some() && floor == best.as_ref().map(|b| b.cost.main) {
+        // The position in `candidates` of the best decision so far.
+        let mut best_index = usize::MAX;
+        let order = CandidateOrder::new(candidates.len(), self.helper, self.threads);
+        for (step, index) in order.indices().enumerate() {
+            // Reaching the floor (the optimum at maximum limits, which no implementation at
+            // any limits beats in cost, peak or depth) ends the search once every earlier
+            // rewrite was tried: no other can be preferred.
+            if floor.is_some() && floor == best.as_ref().map(|b| b.cost) && order.all_tried_before(best_index, step) {
                 break;
             }
+            let action = &candidates[index];
             if let Some(&bound) = known.as_ref().and_then(|k| k.get(index))
                 && bound > threshold
             {
@@ -422,20 +460,20 @@ impl Synthesizer {
                     exceeded = exceeded.min(bound);
                     considered.push((0, None));
                 }
-                learn(bound);
+                learn(index, bound);
                 continue;
             }
             let node = match action.apply(spec, self.target) {
                 Ok(node) => node,
                 Err(RewriteError::OutOfMemory { level, needed, .. }) => {
-                    if let Some(imp) = self.instantiate_where_it_fits(spec, &action, level, needed) {
+                    if let Some(imp) = self.instantiate_where_it_fits(spec, action, level, needed) {
                         rejected.push((imp, level, needed));
                     }
-                    learn(u64::MAX);
+                    learn(index, u64::MAX);
                     continue;
                 }
                 Err(_) => {
-                    learn(u64::MAX);
+                    learn(index, u64::MAX);
                     continue;
                 }
             };
@@ -449,7 +487,7 @@ impl Synthesizer {
                 local.push(l);
             }
             if global.len() < children.len() {
-                learn(u64::MAX);
+                learn(index, u64::MAX);
                 continue; // a child has no implementation at any limits
             }
             let global_bound = bounds::node_lower_bound(spec, &node, &global, self.target);
@@ -458,28 +496,36 @@ impl Synthesizer {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
                 considered.push((global_bound, None));
-                learn(local_bound);
+                learn(index, local_bound);
                 continue;
             }
             self.stats.actions_tried += 1;
             let evaluation = self.evaluate(spec, &node, &mut local, threshold);
-            learn(match &evaluation {
-                Evaluation::Complete(cost, _) => cost.main,
-                Evaluation::Infeasible(_) => u64::MAX,
-                Evaluation::Exceeded(bound) => *bound,
-            });
+            if self.timed_out {
+                // Children were cut short: what they returned proves nothing.
+                return SearchResult::Exceeds(u64::MAX);
+            }
+            learn(
+                index,
+                match &evaluation {
+                    Evaluation::Complete(cost, _) => cost.main,
+                    Evaluation::Infeasible(_) => u64::MAX,
+                    Evaluation::Exceeded(bound) => *bound,
+                },
+            );
             match evaluation {
                 Evaluation::Complete(cost, horizon) => {
                     considered.push((global_bound, Some(horizon)));
                     if cost.main > threshold {
                         exceeded = exceeded.min(cost.main);
-                    } else if best.as_ref().is_none_or(|b| cost < b.cost) {
+                    } else if best.as_ref().is_none_or(|b| (cost, index) < (b.cost, best_index)) {
                         debug_assert!(
                             cost.peak.fits_within(spec.limits()),
                             "{action} peaks above the limits of {spec}"
                         );
                         threshold = cost.main;
-                        best = Some(Decision { action, cost });
+                        best_index = index;
+                        best = Some(Decision { action: action.clone(), cost });
                     }
                 }
                 Evaluation::Infeasible(horizon) => considered.push((global_bound, Some(horizon))),
@@ -506,10 +552,10 @@ impl Synthesizer {
             }
             return SearchResult::Solved(None, horizon);
         };
+        // The horizon: where no rewrite could become cheaper, or as cheap and earlier in the
+        // enumeration, which would be preferred. (Reaching the floor proves the first but not the
+        // second.) So every box's decision is the one a search at any limits inside it finds.
         let best_main = best.cost.main;
-        if floor == Some(best_main) {
-            return SearchResult::Solved(Some(best), unbounded());
-        }
         let mut horizon = unbounded();
         for (global_bound, h) in &considered {
             if *global_bound <= best_main {
@@ -596,14 +642,14 @@ impl Synthesizer {
     /// search has visited, so missing children are solved here. They cannot cost more (more
     /// memory never hurts) nor less (the decision is optimal there), so the result is optimal.
     fn reconstruct(&mut self, spec: &Spec) -> Impl {
-        if self.memo.get(spec).is_none() {
-            let _ = self.solve_with_rising_budget(spec);
+        let decision = match self.memo.decision(spec) {
+            Some(decision) => decision,
+            None => {
+                let _ = self.solve_with_rising_budget(spec);
+                self.memo.decision(spec).flatten()
+            }
         }
-        let decision = self
-            .memo
-            .get(spec)
-            .and_then(|e| e.decision.as_ref())
-            .unwrap_or_else(|| panic!("reconstructing an unsatisfiable Spec: {spec}"));
+        .unwrap_or_else(|| panic!("reconstructing an unsatisfiable Spec: {spec}"));
         let node = decision.action.apply(spec, self.target).expect("a stored decision applies to its Spec");
         let mut imp = Impl { spec: spec.clone(), node };
         for child in imp.children_mut() {

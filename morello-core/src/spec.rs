@@ -344,6 +344,11 @@ impl LogicalSpec {
         LogicalSpec { kind: SpecKind::Primitive(primitive), ..self.clone() }.sealed()
     }
 
+    /// The hash of this Spec's contents, computed at construction.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
     /// This Spec with its fingerprint computed from its contents.
     fn sealed(mut self) -> LogicalSpec {
         self.fingerprint = fingerprint(&(&self.kind, &self.shape, &self.operands, self.serial));

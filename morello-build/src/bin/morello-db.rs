@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--db FILE] [--emit-c FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--threads N] [--db FILE] [--emit-c FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--db FILE]
 //! ```
 //!
 //! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
 //! build script: a later build (or `MORELLO_OFFLINE=1` build) against the same file finds it.
 //! With `--deadline`, everything solved before the deadline is saved, so a later run resumes.
+//! The search uses every core unless `--threads N` says otherwise; the result is the same.
 //! With `--slack P`, the search may return implementations up to `P` percent above the
 //! optimum, much faster for large Specs; they go to the file build scripts use with
 //! `MORELLO_SLACK=P`. With `--emit-c FILE`, the kernel's C (exported as `kernel`, with its
@@ -34,7 +35,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--db FILE] [--emit-c FILE]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--threads N] [--db FILE] [--emit-c FILE]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--db FILE]";
 
 fn main() -> ExitCode {
@@ -52,7 +53,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
-        "synthesize" => &["target", "spec", "deadline", "slack", "db", "emit-c"],
+        "synthesize" => &["target", "spec", "deadline", "slack", "threads", "db", "emit-c"],
         "stats" => &["target", "slack", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
@@ -123,11 +124,21 @@ fn synthesize(
     }
     let mut synth = Synthesizer::with_database(db);
     synth.set_slack(slack);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match number(options, "threads")? {
+        Some(0) => return Err("--threads 0: a search needs at least one thread".to_owned()),
+        threads => synth.set_threads(threads.map_or(cores, |t| t as usize)),
+    }
     if let Some(secs) = number(options, "deadline")? {
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
     let within = if slack.is_exact() { String::new() } else { format!(" (within {slack} of the optimum)") };
-    eprintln!("synthesizing {spec}{within} for {} into {} ...", target.name, path.display());
+    eprintln!(
+        "synthesizing {spec}{within} for {} on {} thread(s) into {} ...",
+        target.name,
+        synth.threads(),
+        path.display()
+    );
     let result = with_heartbeat(|| synth.synthesize(&spec));
     let stats = synth.stats();
     eprintln!(

@@ -5,13 +5,14 @@ use super::{Entry, SynthesisError, Synthesizer};
 use crate::db::Database;
 use crate::imp::Impl;
 use crate::spec::Spec;
+use std::sync::Arc;
 
 impl Synthesizer {
     /// A synthesizer that consults `db` before searching. [`Synthesizer::into_database`]
     /// returns it with everything solved since added.
     pub fn with_database(db: Database) -> Self {
         let mut s = Synthesizer::new(db.target());
-        s.db = Some(db);
+        s.db = Some(Arc::new(db));
         s
     }
 
@@ -24,7 +25,8 @@ impl Synthesizer {
 
     /// The database with every result of this synthesizer added (a new one if it had none).
     pub fn into_database(mut self) -> Database {
-        let mut db = self.db.take().unwrap_or_else(|| Database::new(self.target));
+        // The helpers of parallel searches, which shared it, have finished.
+        let mut db = self.db.take().map_or_else(|| Database::new(self.target), Arc::unwrap_or_clone);
         self.record_into(&mut db);
         db
     }
@@ -33,17 +35,17 @@ impl Synthesizer {
     /// same target.
     pub fn record_into(&self, db: &mut Database) {
         let max = self.target.max_limits();
-        for (logical, entries) in self.memo.iter() {
+        self.memo.for_each(|logical, entries| {
             for e in entries {
                 db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
             }
-        }
+        });
     }
 
     /// The implementation of `spec` recorded in the memo table and database, without search.
     pub(super) fn stored_implementation(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
-        let entry = match self.memo.get(spec) {
-            Some(e) => e.clone(),
+        let entry = match self.memo.get_with(spec, Entry::clone) {
+            Some(e) => e,
             None => {
                 let e = self
                     .database_answer(spec)

@@ -43,7 +43,7 @@ pub(crate) enum Probe {
 
 /// Everything known about one logical Spec. One record per Spec keeps one copy of the key,
 /// and one lookup answers every question about it.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(crate) struct Record {
     entries: Vec<Entry>,
     /// (limits, bound): the cost is at least `bound` at any limits up to `limits` (less memory
@@ -136,6 +136,20 @@ impl Memo {
     /// Records what is known of `logical`'s optimum at maximum limits.
     pub(crate) fn set_probe(&mut self, logical: &LogicalSpec, probe: Probe) {
         self.record(logical).probe = Some(probe);
+    }
+
+    /// Sets or forgets what is known of `logical`'s optimum at maximum limits.
+    pub(crate) fn reset_probe(&mut self, logical: &LogicalSpec, probe: Option<Probe>) {
+        self.record(logical).probe = probe;
+    }
+
+    /// Adds every record of `other`, a table of other logical Specs, to this one.
+    pub(crate) fn absorb(&mut self, other: &Memo) {
+        for (logical, record) in &other.table {
+            debug_assert!(!self.table.contains_key(logical), "absorbed tables hold other Specs");
+            self.table.insert(logical.clone(), record.clone());
+        }
+        self.entries += other.entries;
     }
 
     /// Removes and returns the per-rewrite bounds of `logical`'s last exceeded probe.
