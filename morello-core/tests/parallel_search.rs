@@ -106,8 +106,8 @@ fn every_box_of_a_two_thread_search_answers_every_limit_inside_it() {
     }
 }
 
-/// A deadline stops every thread, and a search after it (with a later deadline) still finds
-/// the optimum: nothing a cut-short thread saw was recorded as proved.
+/// A deadline stops every thread, and a new search from the database it left still finds the
+/// optimum: nothing a cut-short thread saw was recorded as proved.
 #[test]
 fn a_deadline_on_several_threads_leaves_only_exact_results() {
     let text = "Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL), serial)";

@@ -92,9 +92,9 @@ impl Synthesizer {
                 .name("morello-synthesis".to_owned())
                 .stack_size(SEARCH_STACK_BYTES)
                 .spawn_scoped(scope, || {
-                    let outcome = self.solve_with_rising_budget(spec);
-                    stop.store(true, Ordering::Relaxed);
-                    outcome
+                    // The helpers stop when this thread is done, even by a panic.
+                    let _stop = StopWhenDropped(&stop);
+                    self.solve_with_rising_budget(spec)
                 })
                 .expect("spawning the synthesis thread");
             main.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -117,6 +117,15 @@ impl Synthesizer {
         helper.helper = index;
         helper.stop = Some(Arc::clone(stop));
         helper
+    }
+}
+
+/// Sets its flag when dropped.
+struct StopWhenDropped<'a>(&'a AtomicBool);
+
+impl Drop for StopWhenDropped<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
