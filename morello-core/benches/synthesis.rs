@@ -10,9 +10,9 @@
 //! that reaches it stops, keeps what it had solved exactly, and is reported as unfinished;
 //! its database figures then describe that partial database.
 //! The search uses every core (`MORELLO_BENCH_THREADS` sets the number of threads; see
-//! `Synthesizer::set_threads`). `MORELLO_BENCH_SIZES=4,16` chooses other sizes. `MORELLO_BENCH_SLACKS=0,25` also runs each
-//! size with a bounded-suboptimal search (25% slack; see `morello_core::search::Slack`) and
-//! prints its cost against the exact one's.
+//! `Synthesizer::set_threads`). `MORELLO_BENCH_SIZES=4,16` chooses other sizes.
+//! `MORELLO_BENCH_SLACKS=0,25` also runs each size with a bounded-suboptimal search (25% slack;
+//! see `morello_core::search::Slack`) and prints its cost against the exact one's.
 
 use morello_core::db::{Database, file};
 use morello_core::search::{Slack, Synthesizer};

@@ -408,13 +408,14 @@ impl Synthesizer {
     /// [`Synthesizer::global_bound`]) and one at its limits (at least the first), from one memo
     /// lookup; `None` if it has no implementation at all.
     fn child_bounds(&self, spec: &Spec) -> Option<(u64, u64)> {
-        self.memo.with_record(spec.logical(), |record| {
-            let global = self.bound_from_probe(record.and_then(|r| r.probe()), spec.logical())?;
-            let Some(record) = record else { return Some((global, global)) };
+        // The shard stays locked for the lookups only, not for computing a static bound.
+        let (probe, exact, known) = self.memo.with_record(spec.logical(), |record| {
+            let Some(record) = record else { return (None, None, None) };
             let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
-            let known = record.lower_bound_at(spec.limits());
-            Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
-        })
+            (record.probe(), exact, record.lower_bound_at(spec.limits()))
+        });
+        let global = self.bound_from_probe(probe, spec.logical())?;
+        Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
     }
 
     fn search(&mut self, spec: &Spec, budget: u64, floor: Option<Cost>) -> SearchResult {

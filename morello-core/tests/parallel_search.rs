@@ -7,28 +7,27 @@ mod common;
 use common::limits::{sampled_boxes, solve_small_specs};
 use morello_core::codegen::emit_c;
 use morello_core::cost::impl_cost;
+use morello_core::imp::Impl;
 use morello_core::search::{Synthesizer, exhaustive};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, X86_AVX2, X86_AVX512};
 
 /// `text` synthesized with `threads` threads by a fresh synthesizer.
-fn synthesize(text: &str, target: &'static Target, threads: usize) -> (morello_core::imp::Impl, Synthesizer) {
+fn synthesize(text: &str, target: &'static Target, threads: usize) -> Impl {
     let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
     let mut synth = Synthesizer::new(target);
     synth.set_threads(threads);
-    let imp = synth.synthesize(&spec).unwrap_or_else(|e| panic!("{text}: {e}"));
-    (imp, synth)
+    synth.synthesize(&spec).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 /// Synthesizes each Spec on 1, 2 and 3 threads: the implementations and their C are identical,
 /// and the kernel found on several threads agrees with the reference evaluator.
 fn check_same_on_threads(texts: &[&str], target: &'static Target) {
     for text in texts {
-        let (alone, _) = synthesize(text, target, 1);
+        let alone = synthesize(text, target, 1);
         let c_alone = emit_c(&alone, "kernel", target).expect("complete").source;
         for threads in [2, 3] {
-            let (together, synth) = synthesize(text, target, threads);
-            assert_eq!(synth.threads(), threads);
+            let together = synthesize(text, target, threads);
             assert_eq!(
                 impl_cost(&together, target),
                 impl_cost(&alone, target),

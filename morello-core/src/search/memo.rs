@@ -133,13 +133,8 @@ impl Memo {
         self.table.get(logical)?.probe()
     }
 
-    /// Records what is known of `logical`'s optimum at maximum limits.
-    pub(crate) fn set_probe(&mut self, logical: &LogicalSpec, probe: Probe) {
-        self.record(logical).probe = Some(probe);
-    }
-
-    /// Sets or forgets what is known of `logical`'s optimum at maximum limits.
-    pub(crate) fn reset_probe(&mut self, logical: &LogicalSpec, probe: Option<Probe>) {
+    /// Records what is known of `logical`'s optimum at maximum limits (`None`: nothing).
+    pub(crate) fn set_probe(&mut self, logical: &LogicalSpec, probe: Option<Probe>) {
         self.record(logical).probe = probe;
     }
 

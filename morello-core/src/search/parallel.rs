@@ -6,8 +6,9 @@
 //! so the threads set off into different parts of the search space, and each finds much of
 //! what it needs already solved by the other. (Measured on the AVX-512 f32 Matmul 256³ with two
 //! threads: starting at `len/4` took 40.1 s, at `len/2` 48.2 s, at position 1 42.5 s; one
-//! thread, 62.7 s. At 128³ the three were within noise of each other, 3.0–3.3 s.) When thread 0 has its answer, the helpers stop, and
-//! whatever a helper had not finished is dropped unrecorded.
+//! thread, 62.7 s. At 128³ the three were within noise of each other, 3.0–3.3 s.) When thread
+//! 0 has its answer, the helpers stop, and whatever a helper had not finished is dropped
+//! unrecorded.
 //!
 //! The result does not depend on the threads: every entry in the table is exact whoever wrote
 //! it, and holds the decision any search inside its box would make, the first rewrite of lowest
@@ -88,16 +89,11 @@ impl Synthesizer {
                     })
                     .expect("spawning a synthesis helper");
             }
-            let main = std::thread::Builder::new()
-                .name("morello-synthesis".to_owned())
-                .stack_size(SEARCH_STACK_BYTES)
-                .spawn_scoped(scope, || {
-                    // The helpers stop when this thread is done, even by a panic.
-                    let _stop = StopWhenDropped(&stop);
-                    self.solve_with_rising_budget(spec)
-                })
-                .expect("spawning the synthesis thread");
-            main.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            self.with_deep_stack(|s| {
+                // The helpers stop when this thread is done, even by a panic.
+                let _stop = StopWhenDropped(&stop);
+                s.solve_with_rising_budget(spec)
+            })
         });
         for helper in &helpers {
             self.stats.add_work(&helper.stats);

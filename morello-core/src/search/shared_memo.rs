@@ -24,12 +24,11 @@ impl Default for SharedMemo {
 }
 
 impl SharedMemo {
-    /// The shard that holds `logical`, locked. A thread that panicked while holding a shard
-    /// left it consistent (every operation is one insertion or update), so poisoning is ignored.
+    /// The shard that holds `logical`, locked.
     fn shard(&self, logical: &LogicalSpec) -> MutexGuard<'_, Memo> {
         // The high bits: the table inside the shard indexes by the low ones.
         let index = (logical.fingerprint() >> 40) as usize % SHARDS;
-        self.shards[index].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        locked(&self.shards[index])
     }
 
     /// `f` of the entry that answers `spec` at its limits, if any.
@@ -87,7 +86,7 @@ impl SharedMemo {
             Some(known @ Probe::Exact(_)) => Some(Some(known)),
             Some(Probe::AtLeast(bound)) if bound > budget => Some(Some(Probe::AtLeast(bound))),
             _ => {
-                shard.set_probe(logical, Probe::InProgress);
+                shard.set_probe(logical, Some(Probe::InProgress));
                 None
             }
         }
@@ -95,7 +94,7 @@ impl SharedMemo {
 
     /// Records the result of a probe; `None` forgets a probe given up before it finished.
     pub(crate) fn finish_probe(&self, logical: &LogicalSpec, result: Option<Probe>) {
-        self.shard(logical).reset_probe(logical, result);
+        self.shard(logical).set_probe(logical, result);
     }
 
     /// See [`Memo::take_probe_bounds`].
@@ -110,14 +109,14 @@ impl SharedMemo {
 
     /// Number of entries.
     pub(crate) fn entries(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).entries()).sum()
+        self.shards.iter().map(|s| locked(s).entries()).sum()
     }
 
     /// Calls `f` with every logical Spec that has entries, and its entries (in no particular
     /// order).
     pub(crate) fn for_each(&self, mut f: impl FnMut(&LogicalSpec, &[Entry])) {
         for shard in self.shards.iter() {
-            for (logical, entries) in shard.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            for (logical, entries) in locked(shard).iter() {
                 f(logical, entries);
             }
         }
@@ -127,8 +126,14 @@ impl SharedMemo {
     pub(crate) fn snapshot(&self) -> Memo {
         let mut all = Memo::default();
         for shard in self.shards.iter() {
-            all.absorb(&shard.lock().unwrap_or_else(|p| p.into_inner()));
+            all.absorb(&locked(shard));
         }
         all
     }
+}
+
+/// `shard`, locked. A thread that panicked while holding a shard left it consistent (every
+/// operation is one insertion or update), so poisoning is ignored.
+fn locked(shard: &Mutex<Memo>) -> MutexGuard<'_, Memo> {
+    shard.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
