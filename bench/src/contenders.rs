@@ -12,6 +12,8 @@ type Labelled<T> = (&'static str, Kernel<T>, bool);
 
 /// Label of kernels found entirely by the search.
 const SYNTHESIZED: &str = "Morello (synthesized)";
+/// The same, reading `b` prepacked in pairs of rows (packed once, outside the timing).
+const SYNTHESIZED_PAIRS: &str = "Morello (synthesized, b in row pairs)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
@@ -33,7 +35,12 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             ],
             _ => &[],
         };
-        return contenders(kernels, &inputs.a16, inputs.b16_copies(), threads);
+        let mut all = contenders(kernels, &inputs.a16, inputs.b16_copies(), threads);
+        if (w.m, w.k, w.n) == (1, 2048, 16384) {
+            let pairs: &[Labelled<bf16>] = &[(SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false)];
+            all.extend(contenders(pairs, &inputs.a16, inputs.b16_pair_copies(), threads));
+        }
+        return all;
     }
     let kernels: &[Labelled<f32>] = match (w.m, w.k, w.n) {
         (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48, false)],

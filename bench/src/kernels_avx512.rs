@@ -79,6 +79,13 @@ morello::kernel! {
     #[target(avx512)]
     pub fn vecmat_bf16(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial));
 
+    /// `c = a · b` as `vecmat_bf16`, with `b` prepacked in pairs of rows (`[1, 2, 1 p2]`:
+    /// element `(k, j)` at `(k / 2)·2n + 2j + k % 2`), the layout of AVX512-BF16's pair dot
+    /// products; an inference engine packs its weights so once, as oneDNN does here. Wholly
+    /// found by the search.
+    #[target(avx512)]
+    pub fn vecmat_bf16_pairs(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial));
+
     /// `c = a · b` as `vecmat_f32`, **partly hand-scheduled**: the schedule sweeps `b` in blocks
     /// of 16 whole rows, so each block streams 16 rows from memory side by side, instead of the
     /// searched kernel's column strips that jump 64 KiB from row to row; the search implements
