@@ -14,6 +14,10 @@ type Labelled<T> = (&'static str, Kernel<T>, bool);
 const SYNTHESIZED: &str = "Morello (synthesized)";
 /// The same, reading `b` prepacked in pairs of rows (packed once, outside the timing).
 const SYNTHESIZED_PAIRS: &str = "Morello (synthesized, b in row pairs)";
+/// The same, reading `b` prepacked in 256-column panels of row pairs.
+const SYNTHESIZED_PANELS: &str = "Morello (synthesized, b in panels)";
+/// The same inside a parallel loop over column halves.
+const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
@@ -39,6 +43,11 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         if (w.m, w.k, w.n) == (1, 2048, 16384) {
             let pairs: &[Labelled<bf16>] = &[(SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false)];
             all.extend(contenders(pairs, &inputs.a16, inputs.b16_pair_copies(), threads));
+            let panels: &[Labelled<bf16>] = &[
+                (SYNTHESIZED_PANELS, kernels::vecmat_bf16_panels, false),
+                (PANELS_PARALLEL, kernels::vecmat_bf16_panels_parallel, true),
+            ];
+            all.extend(contenders(panels, &inputs.a16, inputs.b16_panel_copies(), threads));
         }
         return all;
     }

@@ -85,6 +85,23 @@ morello::kernel! {
     #[target(avx2)]
     pub fn vecmat_bf16_pairs(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial));
 
+    /// `c = a · b` as `vecmat_bf16_pairs`, with `b` prepacked in panels of 256 columns, each
+    /// panel in pairs of rows (`[2, 1, 2 p256, 1 p2]`: element `(k, j)` at
+    /// `(j / 256)·256k + (k / 2)·512 + 2(j % 256) + k % 2`), so the matrix is read in one
+    /// sequential stream. The layout is chosen by hand; the kernel is wholly found by the search.
+    #[target(avx2)]
+    pub fn vecmat_bf16_panels(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [2, 1, 2 p256, 1 p2]), (f32, GL), serial));
+
+    /// `c = a · b` as `vecmat_bf16_panels` on several threads, **partly hand-scheduled**: a
+    /// parallel loop over the two column halves (32 panels each); the search implements each.
+    #[target(avx2)]
+    pub fn vecmat_bf16_panels_parallel(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [2, 1, 2 p256, 1 p2]), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        synthesize_all;
+    }
+
     /// `c = a · b` as `vecmat_f32`, **partly hand-scheduled**: the schedule sweeps `b` in blocks
     /// of 16 whole rows, so each block streams 16 rows from memory side by side, instead of the
     /// searched kernel's column strips that jump 64 KiB from row to row; the search implements

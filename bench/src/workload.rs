@@ -72,9 +72,11 @@ pub struct Inputs {
     /// Further copies of `b` in the dtype the contenders read, for vector-matrix products.
     more_b: Vec<Placed<f32>>,
     more_b16: Vec<Placed<bf16>>,
-    /// Copies of `b` in bf16 packed in pairs of rows (see [`pack_row_pairs`]), as many as of
-    /// `b16` (bf16 vector-matrix products only).
+    /// Copies of `b` in bf16 packed in pairs of whole rows (see [`pack_row_pairs`]), as many
+    /// as of `b16` (bf16 vector-matrix products only).
     b16_pairs: Vec<Placed<bf16>>,
+    /// The same in panels of [`PANEL_COLUMNS`] columns.
+    b16_panels: Vec<Placed<bf16>>,
 }
 
 /// Bytes of matrix a vector-matrix product rotates through: more than the caches hold (the
@@ -103,12 +105,15 @@ impl Inputs {
         let copies = if w.is_vecmat() { (COLD_BYTES / w.matrix_bytes()).ceil() as usize } else { 1 };
         let more_b = if w.bf16 { Vec::new() } else { vec![b.clone(); copies - 1] };
         let more_b16 = if w.bf16 { vec![b16.clone(); copies - 1] } else { Vec::new() };
-        let b16_pairs = if w.bf16 && w.is_vecmat() && w.k.is_multiple_of(2) {
-            vec![Placed::new(&pack_row_pairs(&b16, w.k, w.n), offset); copies]
-        } else {
-            Vec::new()
+        let packed = |panel: usize| {
+            if w.bf16 && w.is_vecmat() && w.k.is_multiple_of(2) && w.n.is_multiple_of(panel) {
+                vec![Placed::new(&pack_row_pairs(&b16, w.k, w.n, panel), offset); copies]
+            } else {
+                Vec::new()
+            }
         };
-        Inputs { a, b, a16, b16, more_b, more_b16, b16_pairs }
+        let (b16_pairs, b16_panels) = (packed(w.n), packed(PANEL_COLUMNS));
+        Inputs { a, b, a16, b16, more_b, more_b16, b16_pairs, b16_panels }
     }
 
     /// Every copy of `b` (f32 workloads), the first one first.
@@ -121,21 +126,34 @@ impl Inputs {
         std::iter::once(&self.b16).chain(&self.more_b16).map(|b| &**b).collect()
     }
 
-    /// Every copy of `b` in bf16 packed in pairs of rows (bf16 vector-matrix products).
+    /// Every copy of `b` in bf16 packed in pairs of whole rows (bf16 vector-matrix products).
     pub fn b16_pair_copies(&self) -> Vec<&[bf16]> {
         self.b16_pairs.iter().map(|b| &**b).collect()
     }
+
+    /// Every copy of `b` in bf16 packed in panels of [`PANEL_COLUMNS`] columns of row pairs.
+    pub fn b16_panel_copies(&self) -> Vec<&[bf16]> {
+        self.b16_panels.iter().map(|b| &**b).collect()
+    }
 }
 
-/// A row-major `k×n` matrix packed in pairs of rows, the Spec layout `[1, 2, 1 p2]`: element
-/// `(p, j)` goes to `(p / 2)·2n + 2j + p % 2`, so each pair of rows is one contiguous run of
-/// `(b[p][j], b[p + 1][j])` pairs. `k` must be even.
-pub fn pack_row_pairs<T: Copy + Default>(b: &[T], k: usize, n: usize) -> Vec<T> {
-    assert!(k.is_multiple_of(2) && b.len() == k * n, "{k}×{n} in pairs of rows");
+/// The panel width of the benchmark's panel-packed matrices.
+pub const PANEL_COLUMNS: usize = 256;
+
+/// A row-major `k×n` matrix packed in panels of `panel` columns, each panel in pairs of rows:
+/// element `(p, j)` goes to `(j / panel)·panel·k + (p / 2)·2·panel + 2(j % panel) + p % 2`, so
+/// each panel is one contiguous run of `(b[p][j], b[p + 1][j])` pairs. With `panel = n` this is
+/// the Spec layout `[1, 2, 1 p2]`, otherwise `[2, 1, 2 pP, 1 p2]` with `P = panel`. `k` must be
+/// even and `panel` divide `n`.
+pub fn pack_row_pairs<T: Copy + Default>(b: &[T], k: usize, n: usize, panel: usize) -> Vec<T> {
+    assert!(
+        k.is_multiple_of(2) && n.is_multiple_of(panel) && b.len() == k * n,
+        "{k}×{n} in panels of {panel} columns of row pairs"
+    );
     let mut packed = vec![T::default(); k * n];
     for p in 0..k {
         for j in 0..n {
-            packed[(p / 2) * 2 * n + 2 * j + p % 2] = b[p * n + j];
+            packed[(j / panel) * panel * k + (p / 2) * 2 * panel + 2 * (j % panel) + p % 2] = b[p * n + j];
         }
     }
     packed
