@@ -14,7 +14,7 @@ type Labelled<T> = (&'static str, Kernel<T>, bool);
 const SYNTHESIZED: &str = "Morello (synthesized)";
 /// The same, reading `b` prepacked in pairs of rows (packed once, outside the timing).
 const SYNTHESIZED_PAIRS: &str = "Morello (synthesized, b in row pairs)";
-/// The same, reading `b` prepacked in 256-column panels of row pairs.
+/// The same, reading `b` prepacked in panels of columns (of row pairs, for bf16).
 const SYNTHESIZED_PANELS: &str = "Morello (synthesized, b in panels)";
 /// The same inside a parallel loop over column halves.
 const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
@@ -70,7 +70,15 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         ],
         _ => &[],
     };
-    contenders(kernels, &inputs.a, inputs.b_copies(), threads)
+    let mut all = contenders(kernels, &inputs.a, inputs.b_copies(), threads);
+    if (w.m, w.k, w.n) == (1, 2048, 16384) {
+        let panels: &[Labelled<f32>] = &[
+            (SYNTHESIZED_PANELS, kernels::vecmat_f32_panels, false),
+            (PANELS_PARALLEL, kernels::vecmat_f32_panels_parallel, true),
+        ];
+        all.extend(contenders(panels, &inputs.a, inputs.b_panel_copies(), threads));
+    }
+    all
 }
 
 /// `kernels` as contenders on `a` and each of `b_copies` in turn, leaving out those with

@@ -74,6 +74,23 @@ morello::kernel! {
     #[target(avx2)]
     pub fn vecmat_f32(Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial));
 
+    /// `c = a · b` as `vecmat_f32`, with `b` prepacked in panels of 16 columns (`[2, 1, 2 p16]`:
+    /// element `(p, j)` at `(j / 16)·16·2048 + 16p + j % 16`), so the matrix is read in one
+    /// sequential stream. The layout is chosen by hand; the kernel is wholly found by the
+    /// search.
+    #[target(avx2)]
+    pub fn vecmat_f32_panels(Matmul(1x1x2048x16384, (f32, GL), (f32, GL, [2, 1, 2 p16]), (f32, GL), serial));
+
+    /// `c = a · b` as `vecmat_f32_panels` on several threads, **partly hand-scheduled**: a
+    /// parallel loop over the two column halves; the search implements each.
+    #[target(avx2)]
+    pub fn vecmat_f32_panels_parallel(Matmul(1x1x2048x16384, (f32, GL), (f32, GL, [2, 1, 2 p16]), (f32, GL)))
+    schedule {
+        to_accum;
+        tile([1, 1, 2048, 8192], parallel);
+        synthesize_all;
+    }
+
     /// `c = a · b`, a 2048-vector times a 2048×16384 matrix, bf16 inputs and an f32 output.
     #[target(avx2)]
     pub fn vecmat_bf16(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL), (f32, GL), serial));
