@@ -1,9 +1,12 @@
 //! The Morello kernels as contenders, by workload.
 
+use crate::aligned::Placed;
 use crate::kernels;
 use crate::peers::Contender;
+use crate::prepack::pack_rhs;
 use crate::workload::{Inputs, Workload};
 use half::bf16;
+use std::rc::Rc;
 
 /// A Morello kernel `c = a · b` with inputs of type `T` and an f32 output.
 type Kernel<T> = fn(&[T], &[T], &mut [f32]);
@@ -27,58 +30,106 @@ const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 /// The same inside a parallel loop over column halves.
 const ROW_BLOCKED_PARALLEL: &str = "Morello (parallel row blocks by hand)";
 
+/// Kernels that read `b` prepacked as the rhs of a Spec (a kernel's `*_SPEC`) declares, and
+/// their labels; `b` is packed once for all of them.
+type Prepacked<T> = (&'static str, &'static [Labelled<T>]);
+
 /// The Morello kernels for `w`: the synthesized one, if the search produced one for its
-/// shape, and labelled partly hand-scheduled ones (with parallel loops when `threads > 1`).
+/// shape, and labelled partly hand-scheduled ones (with parallel loops when `threads > 1`), on
+/// `b` as given and on `b` prepacked.
 pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Contender<'a>> {
     if w.bf16 {
-        let kernels: &[Labelled<bf16>] = match (w.m, w.k, w.n) {
-            (1, 2048, 16384) => &[
-                (SYNTHESIZED, kernels::vecmat_bf16, false),
-                (ROW_BLOCKED, kernels::vecmat_bf16_blocked, false),
-                (ROW_BLOCKED_PARALLEL, kernels::vecmat_bf16_blocked_parallel, true),
-            ],
-            _ => &[],
+        let (kernels, packed): (&[Labelled<bf16>], &[Prepacked<bf16>]) = match (w.m, w.k, w.n) {
+            (1, 2048, 16384) => (
+                &[
+                    (SYNTHESIZED, kernels::vecmat_bf16, false),
+                    (ROW_BLOCKED, kernels::vecmat_bf16_blocked, false),
+                    (ROW_BLOCKED_PARALLEL, kernels::vecmat_bf16_blocked_parallel, true),
+                ],
+                &[
+                    (kernels::VECMAT_BF16_PAIRS_SPEC, &[(SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false)]),
+                    (
+                        kernels::VECMAT_BF16_PANELS_SPEC,
+                        &[
+                            (SYNTHESIZED_PANELS, kernels::vecmat_bf16_panels, false),
+                            (PANELS_PARALLEL, kernels::vecmat_bf16_panels_parallel, true),
+                        ],
+                    ),
+                ],
+            ),
+            _ => (&[], &[]),
         };
-        let mut all = contenders(kernels, &inputs.a16, inputs.b16_copies(), threads);
-        if (w.m, w.k, w.n) == (1, 2048, 16384) {
-            let pairs: &[Labelled<bf16>] = &[(SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false)];
-            all.extend(contenders(pairs, &inputs.a16, inputs.b16_pair_copies(), threads));
-            let panels: &[Labelled<bf16>] = &[
-                (SYNTHESIZED_PANELS, kernels::vecmat_bf16_panels, false),
-                (PANELS_PARALLEL, kernels::vecmat_bf16_panels_parallel, true),
-            ];
-            all.extend(contenders(panels, &inputs.a16, inputs.b16_panel_copies(), threads));
-        }
+        let copies = inputs.b16_copies();
+        let mut all = contenders(kernels, &inputs.a16, copies.clone(), threads);
+        all.extend(prepacked(packed, &inputs.a16, &inputs.b16, copies.len(), threads));
         return all;
     }
-    let kernels: &[Labelled<f32>] = match (w.m, w.k, w.n) {
-        (48, 48, 48) => &[(SYNTHESIZED, kernels::gemm48, false)],
-        (64, 64, 64) => &[(SYNTHESIZED, kernels::gemm64, false)],
-        (100, 100, 100) => &[(SYNTHESIZED, kernels::gemm100, false)],
-        (256, 256, 256) => &[(SYNTHESIZED, kernels::gemm256, false)],
-        (1024, 1024, 1024) => {
-            &[(BLOCKED, kernels::gemm1024_blocked, false), (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true)]
-        }
-        (2048, 2048, 2048) => {
-            &[(BLOCKED, kernels::gemm2048_blocked, false), (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true)]
-        }
-        (8, 512, 512) => &[(SYNTHESIZED, kernels::gemm8x512x512, false)],
-        (1, 2048, 16384) => &[
-            (SYNTHESIZED, kernels::vecmat_f32, false),
-            (ROW_BLOCKED, kernels::vecmat_f32_blocked, false),
-            (ROW_BLOCKED_PARALLEL, kernels::vecmat_f32_blocked_parallel, true),
-        ],
-        _ => &[],
+    let (kernels, packed): (&[Labelled<f32>], &[Prepacked<f32>]) = match (w.m, w.k, w.n) {
+        (48, 48, 48) => (&[(SYNTHESIZED, kernels::gemm48, false)], &[]),
+        (64, 64, 64) => (&[(SYNTHESIZED, kernels::gemm64, false)], &[]),
+        (100, 100, 100) => (&[(SYNTHESIZED, kernels::gemm100, false)], &[]),
+        (256, 256, 256) => (&[(SYNTHESIZED, kernels::gemm256, false)], &[]),
+        (1024, 1024, 1024) => (
+            &[
+                (BLOCKED, kernels::gemm1024_blocked, false),
+                (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
+            ],
+            &[],
+        ),
+        (2048, 2048, 2048) => (
+            &[
+                (BLOCKED, kernels::gemm2048_blocked, false),
+                (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
+            ],
+            &[],
+        ),
+        (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),
+        (1, 2048, 16384) => (
+            &[
+                (SYNTHESIZED, kernels::vecmat_f32, false),
+                (ROW_BLOCKED, kernels::vecmat_f32_blocked, false),
+                (ROW_BLOCKED_PARALLEL, kernels::vecmat_f32_blocked_parallel, true),
+            ],
+            &[(
+                kernels::VECMAT_F32_PANELS_SPEC,
+                &[
+                    (SYNTHESIZED_PANELS, kernels::vecmat_f32_panels, false),
+                    (PANELS_PARALLEL, kernels::vecmat_f32_panels_parallel, true),
+                ],
+            )],
+        ),
+        _ => (&[], &[]),
     };
-    let mut all = contenders(kernels, &inputs.a, inputs.b_copies(), threads);
-    if (w.m, w.k, w.n) == (1, 2048, 16384) {
-        let panels: &[Labelled<f32>] = &[
-            (SYNTHESIZED_PANELS, kernels::vecmat_f32_panels, false),
-            (PANELS_PARALLEL, kernels::vecmat_f32_panels_parallel, true),
-        ];
-        all.extend(contenders(panels, &inputs.a, inputs.b_panel_copies(), threads));
-    }
+    let copies = inputs.b_copies();
+    let mut all = contenders(kernels, &inputs.a, copies.clone(), threads);
+    all.extend(prepacked(packed, &inputs.a, &inputs.b, copies.len(), threads));
     all
+}
+
+/// The kernels of `groups` as contenders on `a` and `copies` copies of `b` packed for each
+/// group (see [`pack_rhs`]), placed as `b` is, leaving out those with parallel loops on one
+/// thread.
+fn prepacked<'a, T: Copy + Default + 'a>(
+    groups: &[Prepacked<T>],
+    a: &'a [T],
+    b: &Placed<T>,
+    copies: usize,
+    threads: usize,
+) -> Vec<Contender<'a>> {
+    let mut out = Vec::new();
+    for &(spec, kernels) in groups {
+        let runnable: Vec<&Labelled<T>> =
+            kernels.iter().filter(|&&(_, _, parallel)| !parallel || threads > 1).collect();
+        if runnable.is_empty() {
+            continue;
+        }
+        let packed: Rc<[Placed<T>]> = vec![Placed::new(&pack_rhs(b, spec), b.offset()); copies].into();
+        for &&(name, kernel, _) in &runnable {
+            let packed = packed.clone();
+            out.push(Contender::rotating(name, (0..copies).collect(), move |&i, c| kernel(a, &packed[i], c)));
+        }
+    }
+    out
 }
 
 /// `kernels` as contenders on `a` and each of `b_copies` in turn, leaving out those with

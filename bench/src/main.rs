@@ -15,6 +15,7 @@ mod contenders;
 mod kernels;
 mod machine;
 mod peers;
+mod prepack;
 mod report;
 mod timing;
 mod workload;

@@ -72,14 +72,6 @@ pub struct Inputs {
     /// Further copies of `b` in the dtype the contenders read, for vector-matrix products.
     more_b: Vec<Placed<f32>>,
     more_b16: Vec<Placed<bf16>>,
-    /// Copies of `b` in bf16 packed in pairs of whole rows (see [`pack_panels`]), as many as
-    /// of `b16` (bf16 vector-matrix products only).
-    b16_pairs: Vec<Placed<bf16>>,
-    /// The same in panels of [`BF16_PANEL_COLUMNS`] columns of row pairs.
-    b16_panels: Vec<Placed<bf16>>,
-    /// Copies of `b` in panels of [`F32_PANEL_COLUMNS`] columns, as many as of `b` (f32
-    /// vector-matrix products only).
-    b_panels: Vec<Placed<f32>>,
 }
 
 /// Bytes of matrix a vector-matrix product rotates through: more than the caches hold (the
@@ -108,20 +100,7 @@ impl Inputs {
         let copies = if w.is_vecmat() { (COLD_BYTES / w.matrix_bytes()).ceil() as usize } else { 1 };
         let more_b = if w.bf16 { Vec::new() } else { vec![b.clone(); copies - 1] };
         let more_b16 = if w.bf16 { vec![b16.clone(); copies - 1] } else { Vec::new() };
-        let bf16_packed = |panel: usize| {
-            if w.bf16 && w.is_vecmat() && w.k.is_multiple_of(2) && w.n.is_multiple_of(panel) {
-                vec![Placed::new(&pack_panels(&b16, w.k, w.n, panel, 2), offset); copies]
-            } else {
-                Vec::new()
-            }
-        };
-        let (b16_pairs, b16_panels) = (bf16_packed(w.n), bf16_packed(BF16_PANEL_COLUMNS));
-        let b_panels = if !w.bf16 && w.is_vecmat() && w.n.is_multiple_of(F32_PANEL_COLUMNS) {
-            vec![Placed::new(&pack_panels(&b, w.k, w.n, F32_PANEL_COLUMNS, 1), offset); copies]
-        } else {
-            Vec::new()
-        };
-        Inputs { a, b, a16, b16, more_b, more_b16, b16_pairs, b16_panels, b_panels }
+        Inputs { a, b, a16, b16, more_b, more_b16 }
     }
 
     /// Every copy of `b` (f32 workloads), the first one first.
@@ -133,49 +112,6 @@ impl Inputs {
     pub fn b16_copies(&self) -> Vec<&[bf16]> {
         std::iter::once(&self.b16).chain(&self.more_b16).map(|b| &**b).collect()
     }
-
-    /// Every copy of `b` in bf16 packed in pairs of whole rows (bf16 vector-matrix products).
-    pub fn b16_pair_copies(&self) -> Vec<&[bf16]> {
-        self.b16_pairs.iter().map(|b| &**b).collect()
-    }
-
-    /// Every copy of `b` in bf16 packed in panels of [`BF16_PANEL_COLUMNS`] columns of row
-    /// pairs.
-    pub fn b16_panel_copies(&self) -> Vec<&[bf16]> {
-        self.b16_panels.iter().map(|b| &**b).collect()
-    }
-
-    /// Every copy of `b` packed in panels of [`F32_PANEL_COLUMNS`] columns (f32 vector-matrix
-    /// products).
-    pub fn b_panel_copies(&self) -> Vec<&[f32]> {
-        self.b_panels.iter().map(|b| &**b).collect()
-    }
-}
-
-/// The panel width of the benchmark's bf16 panel-packed matrices.
-pub const BF16_PANEL_COLUMNS: usize = 256;
-/// The panel width of its f32 panel-packed matrices.
-pub const F32_PANEL_COLUMNS: usize = 16;
-
-/// A row-major `k×n` matrix packed in panels of `panel` columns, each panel in groups of
-/// `group` rows stored element by element: element `(p, j)` goes to
-/// `(j / panel)·panel·k + (p / group)·group·panel + group·(j % panel) + p % group`, so each panel
-/// is one contiguous run. In Spec layouts: `[2, 1, 2 pP]` for `group = 1` (`P = panel`),
-/// `[2, 1, 2 pP, 1 p2]` for row pairs (`group = 2`), which with `panel = n` is `[1, 2, 1 p2]`.
-/// `group` must divide `k` and `panel` divide `n`.
-pub fn pack_panels<T: Copy + Default>(b: &[T], k: usize, n: usize, panel: usize, group: usize) -> Vec<T> {
-    assert!(
-        k.is_multiple_of(group) && n.is_multiple_of(panel) && b.len() == k * n,
-        "{k}×{n} in panels of {panel} columns of {group}-row groups"
-    );
-    let mut packed = vec![T::default(); k * n];
-    for p in 0..k {
-        for j in 0..n {
-            let at = (j / panel) * panel * k + (p / group) * group * panel + group * (j % panel) + p % group;
-            packed[at] = b[p * n + j];
-        }
-    }
-    packed
 }
 
 /// The most multiply-adds the reference computes per output check; beyond that it checks

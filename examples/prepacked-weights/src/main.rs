@@ -14,16 +14,19 @@ use std::time::Instant;
 
 const K: usize = 1024;
 const N: usize = 4096;
-/// Columns per panel: the `p16` of the panel kernel's layout.
-const PANEL: usize = 16;
 
-/// `w` (row-major `K×N`) in panels of [`PANEL`] columns, each panel row after row: element
-/// `(p, j)` goes to `(j / PANEL)·PANEL·K + PANEL·p + j % PANEL`.
-fn pack_panels(w: &[f32]) -> Vec<f32> {
+/// `w` (row-major `K×N`) rearranged into the buffer order of the rhs of `spec_text`: each
+/// element goes where the Spec's layout puts it (`Layout::buffer_index`), so the packing
+/// follows the layout the kernel was synthesized for. For `[2, 1, 2 p16]`, element `(p, j)`
+/// lands at `(j / 16)·16·K + 16p + j % 16`.
+fn pack_for(spec_text: &str, w: &[f32]) -> Vec<f32> {
+    let spec: Spec = spec_text.parse().expect("the kernel's Spec parses");
+    let rhs = spec.operand(1);
     let mut packed = vec![0.0; K * N];
     for p in 0..K {
         for j in 0..N {
-            packed[(j / PANEL) * PANEL * K + PANEL * p + j % PANEL] = w[p * N + j];
+            let at = rhs.layout().buffer_index(rhs.shape(), &[0, p as u64, j as u64]);
+            packed[at as usize] = w[p * N + j];
         }
     }
     packed
@@ -65,7 +68,7 @@ fn main() {
     };
     let x: Vec<f32> = (0..K).map(|_| next()).collect();
     let w: Vec<f32> = (0..K * N).map(|_| next()).collect();
-    let packed = pack_panels(&w);
+    let packed = pack_for(kernels::VECMAT_PANELS_SPEC, &w);
 
     let mut y_row_major = vec![f32::NAN; N];
     let mut y_panels = vec![f32::NAN; N];
