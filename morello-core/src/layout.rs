@@ -363,6 +363,16 @@ impl Layout {
     /// is a multiple of it; power-of-two tiles of power-of-two strips always are.
     pub fn tile(&self, parent_shape: &[u32], tile_shape: &[u32]) -> Result<Layout, LayoutError> {
         let parent = self.extents(parent_shape);
+        let tile = self.tile_extents(tile_shape)?;
+        let n = self.dims.len();
+        let equal_suffix = (0..n).rev().take_while(|&i| parent[i] == tile[i]).count();
+        let contig = usize::from(self.contig).min(1 + equal_suffix).min(n) as u8;
+        Ok(canonicalize(&self.dims, &tile, contig))
+    }
+
+    /// The physical extents, in this layout's dimensions, of a `tile_shape` tile (valid as
+    /// for [`Layout::tile`]).
+    pub fn tile_extents(&self, tile_shape: &[u32]) -> Result<Extents, LayoutError> {
         let mut tile: Extents = smallvec::smallvec![1; self.dims.len()];
         for (d, &size) in tile_shape.iter().enumerate() {
             let d = d as u8;
@@ -394,10 +404,7 @@ impl Layout {
             }
             debug_assert_eq!(remaining, 1, "tile larger than its parent along dimension {d}");
         }
-        let n = self.dims.len();
-        let equal_suffix = (0..n).rev().take_while(|&i| parent[i] == tile[i]).count();
-        let contig = usize::from(self.contig).min(1 + equal_suffix).min(n) as u8;
-        Ok(canonicalize(&self.dims, &tile, contig))
+        Ok(tile)
     }
 
     /// The buffer offset of logical coordinate `coord` in a buffer of `shape` laid out this way.

@@ -101,6 +101,13 @@ pub struct ParallelCost {
 /// costs about half a global-memory line (20) more. With Morello's kernels, 32 rows at a time in
 /// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 91–94%, 97% and 98%
 /// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
+///
+/// Fewer streams are faster still, and on other cores the limit is lower: on a Zen 4 core a
+/// bf16 vector-matrix product over a matrix in 256-column panels ran at 18.0 GFLOP/s reading 8
+/// panels side by side in 8 KiB pieces and at 29.6 reading one panel after another, and plain
+/// reads of 8 and 16 interleaved streams in 8 KiB pieces at 24.3 and 10.6 GB/s against 28.7 for
+/// one stream (`bench/experiments/interleaved_streams.c`). So below `prefetch_streams`, each
+/// piece of several interleaved streams pays for its first line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct StreamCost {
     /// The stride prefetcher does not cross boundaries of this many bytes (a page).
