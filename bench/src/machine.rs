@@ -117,8 +117,10 @@ fn sum_256(v: __m256) -> f32 {
     lanes.iter().sum()
 }
 
-/// Rows read side by side by [`read_call`], as a vector-matrix kernel reads its matrix.
-const READ_STREAMS: usize = 8;
+/// Rows read side by side by [`read_call`] for the bandwidth ceiling, as a vector-matrix
+/// kernel reads its matrix. One core may read one sequential stream faster (see
+/// [`Limits::sequential_read_gbps`]).
+pub const READ_STREAMS: usize = 8;
 
 /// A buffer larger than the caches (the VM's L3 behaves like 64–128 MiB), for [`read_call`].
 pub fn read_buffer() -> Vec<f32> {
@@ -126,23 +128,23 @@ pub fn read_buffer() -> Vec<f32> {
     (0..BYTES / 4).map(|i| (i % 7) as f32).collect()
 }
 
-/// Reads all of `buffer` once, in [`READ_STREAMS`] interleaved sequential streams of the
-/// kernels' widest vectors, and returns a sum so the reads cannot be skipped.
-pub fn read_call(buffer: &[f32]) -> f32 {
+/// Reads all of `buffer` once, in `STREAMS` interleaved sequential streams of the kernels'
+/// widest vectors, and returns a sum so the reads cannot be skipped.
+pub fn read_call<const STREAMS: usize>(buffer: &[f32]) -> f32 {
     assert!(cpu_supports(Isa::KERNELS.target()), "the read loop needs {}", Isa::KERNELS.name());
     // SAFETY: the instruction set's features are present (checked above).
     unsafe {
         match Isa::KERNELS {
-            Isa::Avx512 => read_streams_512(buffer),
-            Isa::Avx2 => read_streams_256(buffer),
+            Isa::Avx512 => read_streams_512::<STREAMS>(buffer),
+            Isa::Avx2 => read_streams_256::<STREAMS>(buffer),
         }
     }
 }
 
 #[target_feature(enable = "avx512f")]
-fn read_streams_512(buffer: &[f32]) -> f32 {
-    let stream_len = buffer.len() / READ_STREAMS / 16 * 16;
-    let mut acc = [_mm512_setzero_ps(); READ_STREAMS];
+fn read_streams_512<const STREAMS: usize>(buffer: &[f32]) -> f32 {
+    let stream_len = buffer.len() / STREAMS / 16 * 16;
+    let mut acc = [_mm512_setzero_ps(); STREAMS];
     let mut i = 0;
     while i < stream_len {
         for (s, a) in acc.iter_mut().enumerate() {
@@ -156,9 +158,9 @@ fn read_streams_512(buffer: &[f32]) -> f32 {
 }
 
 #[target_feature(enable = "avx2")]
-fn read_streams_256(buffer: &[f32]) -> f32 {
-    let stream_len = buffer.len() / READ_STREAMS / 8 * 8;
-    let mut acc = [_mm256_setzero_ps(); READ_STREAMS];
+fn read_streams_256<const STREAMS: usize>(buffer: &[f32]) -> f32 {
+    let stream_len = buffer.len() / STREAMS / 8 * 8;
+    let mut acc = [_mm256_setzero_ps(); STREAMS];
     let mut i = 0;
     while i < stream_len {
         for (s, a) in acc.iter_mut().enumerate() {
@@ -177,10 +179,13 @@ pub struct Limits {
     pub peak_gflops: f64,
     /// The best repetition's FMA rate, GFLOP/s.
     pub best_peak_gflops: f64,
-    /// Read bandwidth of data that does not fit in cache, GB/s.
+    /// Read bandwidth of data that does not fit in cache, [`READ_STREAMS`] streams per
+    /// thread, GB/s: the vector-matrix ceiling.
     pub read_gbps: f64,
     /// The best repetition's read bandwidth, GB/s.
     pub best_read_gbps: f64,
+    /// Read bandwidth with one sequential stream per thread, GB/s.
+    pub sequential_read_gbps: f64,
 }
 
 /// Measures the FMA peak and the read bandwidth on `threads` threads (each thread runs its own
@@ -196,14 +201,18 @@ pub fn measure_limits(threads: usize) -> Limits {
     });
     let buffer = read_buffer();
     let per_thread = buffer.len() / threads;
-    let read = measure(|| {
-        std::thread::scope(|s| {
-            for part in buffer.chunks(per_thread).skip(1) {
-                s.spawn(move || black_box(read_call(part)));
-            }
-            black_box(read_call(&buffer[..per_thread]));
+    let read_on_threads = |read: fn(&[f32]) -> f32| {
+        measure(|| {
+            std::thread::scope(|s| {
+                for part in buffer.chunks(per_thread).skip(1) {
+                    s.spawn(move || black_box(read(part)));
+                }
+                black_box(read(&buffer[..per_thread]));
+            })
         })
-    });
+    };
+    let read = read_on_threads(read_call::<READ_STREAMS>);
+    let sequential = read_on_threads(read_call::<1>);
     let flops = fma_flops_per_call() * threads as f64;
     let bytes = (buffer.len() * 4) as f64;
     let per_second = |amount: f64, t: Duration| amount / t.as_secs_f64() / 1e9;
@@ -212,6 +221,7 @@ pub fn measure_limits(threads: usize) -> Limits {
         best_peak_gflops: per_second(flops, fma.best),
         read_gbps: per_second(bytes, read.median),
         best_read_gbps: per_second(bytes, read.best),
+        sequential_read_gbps: per_second(bytes, sequential.median),
     }
 }
 
