@@ -103,7 +103,7 @@ pub struct ParallelCost {
 /// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
 ///
 /// Fewer streams are faster still, and on other cores the limit is lower: on a Zen 4 core a
-/// bf16 vector-matrix product over a matrix in 256-column panels ran at 18.0 GFLOP/s reading 8
+/// bf16 vector-matrix product over a matrix in 256-column panels ran at 17.4 GFLOP/s reading 8
 /// panels side by side in 8 KiB pieces and at 29.6 reading one panel after another, and plain
 /// reads of 8 and 16 interleaved streams in 8 KiB pieces at 24.3 and 10.6 GB/s against 28.7 for
 /// one stream (`bench/experiments/interleaved_streams.c`). So below `prefetch_streams`, each

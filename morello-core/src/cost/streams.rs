@@ -9,7 +9,7 @@
 //! prefetcher, which stays inside a page, cannot help either), most lines of the pieces arrive
 //! unprefetched. Below that, each piece still makes the prefetcher pick its stream up again
 //! after the other streams' pieces, which costs at least its first line: fewer streams read
-//! faster (a bf16 vector-matrix product over a matrix in 256-column panels ran at 18.0 GFLOP/s
+//! faster (a bf16 vector-matrix product over a matrix in 256-column panels ran at 17.4 GFLOP/s
 //! continuing 8 panels at once and 29.6 reading one panel after another, on a Zen 4 core).
 //! [`scattered_lines`] counts those lines for one iteration of a loop, and the loop pays
 //! [`StreamCost::line_cost`] for each on every iteration.
