@@ -35,12 +35,15 @@ use crate::tensor::TensorSpec;
 /// order), which move to other runs before the next piece of the same ones.
 pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
     let Some(prim) = spec.primitive() else { return 0 };
+    let StreamCost { page_bytes, stream_bytes, prefetch_streams, .. } = target.streams;
     let line = u64::from(target.line_bytes);
-    let followed = u64::from(target.streams.prefetch_streams);
+    // An operand smaller than a page and a stream has no run that streams. The search costs
+    // every loop it builds, so this is checked before any shape is.
+    let smallest_streaming = u64::from(page_bytes.min(stream_bytes));
     let rank = tile.len();
     let mut lines = 0;
     for (i, operand) in spec.operands().iter().enumerate() {
-        if operand.level() != Level::GL {
+        if operand.level() != Level::GL || operand.data_bytes() < smallest_streaming {
             continue;
         }
         let Some(pieces) = short_pieces(operand, &prim.operand_shape(i, tile), &target.streams) else {
@@ -56,7 +59,7 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
             .product();
         lines += match pieces.count * across {
             0 | 1 => 0,
-            streams if streams > followed => pieces.count * pieces.bytes.div_ceil(line),
+            streams if streams > u64::from(prefetch_streams) => pieces.count * pieces.bytes.div_ceil(line),
             _ => pieces.count,
         };
     }
@@ -77,15 +80,12 @@ struct Pieces {
 /// that stream well; `None` when the tile keeps runs whole, or they do not stream well anyway.
 fn short_pieces(operand: &TensorSpec, tile_shape: &[u32], streams: &StreamCost) -> Option<Pieces> {
     let (page, stream) = (u64::from(streams.page_bytes), u64::from(streams.stream_bytes));
-    if operand.data_bytes() < page.min(stream) {
-        return None; // no run streams (the search asks this of every loop it costs)
-    }
     let layout = operand.layout();
     let whole = layout.extents(operand.shape());
     let tile = layout.tile_extents(tile_shape).ok()?;
     let n = whole.len();
     // Physical dimensions from `adjacent` inwards are adjacent in memory: the operand's runs.
-    let adjacent = n - usize::from(layout.contig()).min(n);
+    let adjacent = n - usize::from(layout.contig());
     // The innermost dimension the tile cuts; the tile covers every dimension inside it.
     let cut = (0..n).rev().find(|&d| tile[d] < whole[d])?;
     if cut < adjacent {
