@@ -45,6 +45,7 @@ mod bounds;
 mod database;
 mod enumerate;
 pub mod exhaustive;
+mod learned;
 mod memo;
 mod parallel;
 mod shared_memo;
@@ -52,6 +53,7 @@ mod slack;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
+use learned::{Learned, LearnedBounds};
 use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
 use parallel::CandidateOrder;
@@ -426,22 +428,16 @@ impl Synthesizer {
         // (global bound, horizon if fully evaluated) per rewrite that may be feasible somewhere.
         let mut considered: Vec<(u64, Option<MemoryLimits>)> = Vec::new();
         let mut rejected: Vec<(Impl, Level, u64)> = Vec::new();
-        // A probe (a Spec at maximum limits) that exceeded its budget before is searched again
-        // under a larger one; the bounds it proved per rewrite then skip rewrites that still
-        // cannot fit the budget without applying them. At maximum limits no rewrite is short of
-        // memory and the horizon is the limits themselves, so a skipped rewrite only
-        // contributes its bound.
+        // A search of this Spec at these limits that exceeded its budget before left a bound
+        // per rewrite; the rewrites that still cannot fit are skipped without being applied.
+        // What is learned now is kept if this search exceeds its budget too. Rewrites short of
+        // memory or infeasible at these limits are not remembered, except at maximum limits:
+        // elsewhere they bound the horizon, which needs them applied.
         let at_max = *spec.limits() == self.target.max_limits();
-        let known = if at_max { self.memo.take_probe_bounds(spec.logical()) } else { None };
+        let known = self.memo.take_learned(spec).map(|k| k.rewrites);
         let candidates = actions(spec, self.target);
-        // Per-rewrite bounds in enumeration order, kept only where they can be reused (at
-        // maximum limits); 0 where nothing was learned.
-        let mut learned: Vec<u64> = if at_max { vec![0; candidates.len()] } else { Vec::new() };
-        let mut learn = |index: usize, bound: u64| {
-            if at_max {
-                learned[index] = bound;
-            }
-        };
+        let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
+        let short_here = if at_max { Learned::NEVER } else { Learned::NOTHING };
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;
         let order = CandidateOrder::new(candidates.len(), self.helper, self.threads);
@@ -453,15 +449,15 @@ impl Synthesizer {
                 break;
             }
             let action = &candidates[index];
-            if let Some(&bound) = known.as_ref().and_then(|k| k.get(index))
-                && bound > threshold
+            if let Some(&known) = known.as_ref().and_then(|k| k.get(index))
+                && known.bound() > threshold
             {
                 self.stats.pruned += 1;
-                if bound != u64::MAX {
-                    exceeded = exceeded.min(bound);
+                if !known.is_never() {
+                    exceeded = exceeded.min(known.bound());
                     considered.push((0, None));
                 }
-                learn(index, bound);
+                learned[index] = known;
                 continue;
             }
             let node = match action.apply(spec, self.target) {
@@ -470,11 +466,11 @@ impl Synthesizer {
                     if let Some(imp) = self.instantiate_where_it_fits(spec, action, level, needed) {
                         rejected.push((imp, level, needed));
                     }
-                    learn(index, u64::MAX);
+                    learned[index] = short_here;
                     continue;
                 }
                 Err(_) => {
-                    learn(index, u64::MAX);
+                    learned[index] = Learned::NEVER;
                     continue;
                 }
             };
@@ -488,7 +484,7 @@ impl Synthesizer {
                 local.push(l);
             }
             if global.len() < children.len() {
-                learn(index, u64::MAX);
+                learned[index] = Learned::NEVER;
                 continue; // a child has no implementation at any limits
             }
             let global_bound = bounds::node_lower_bound(spec, &node, &global, self.target);
@@ -497,7 +493,7 @@ impl Synthesizer {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
                 considered.push((global_bound, None));
-                learn(index, local_bound);
+                learned[index] = Learned::at_least(local_bound);
                 continue;
             }
             self.stats.actions_tried += 1;
@@ -506,14 +502,11 @@ impl Synthesizer {
                 // Children were cut short: what they returned proves nothing.
                 return SearchResult::Exceeds(u64::MAX);
             }
-            learn(
-                index,
-                match &evaluation {
-                    Evaluation::Complete(cost, _) => cost.main,
-                    Evaluation::Infeasible(_) => u64::MAX,
-                    Evaluation::Exceeded(bound) => *bound,
-                },
-            );
+            learned[index] = match &evaluation {
+                Evaluation::Complete(cost, _) => Learned::at_least(cost.main),
+                Evaluation::Infeasible(_) => short_here,
+                Evaluation::Exceeded(bound) => Learned::at_least(*bound),
+            };
             match evaluation {
                 Evaluation::Complete(cost, horizon) => {
                     considered.push((global_bound, Some(horizon)));
@@ -538,9 +531,10 @@ impl Synthesizer {
         }
         let Some(best) = best else {
             if exceeded != u64::MAX {
-                if at_max {
-                    self.memo.set_probe_bounds(spec.logical(), learned);
-                }
+                self.memo.set_learned(
+                    spec,
+                    LearnedBounds { limits: *spec.limits(), generation: 0, rewrites: learned.into() },
+                );
                 return SearchResult::Exceeds(exceeded);
             }
             // Unsatisfiable here: every rewrite that could become feasible bounds the horizon.

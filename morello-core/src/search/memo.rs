@@ -4,6 +4,7 @@
 //! peak, or zero for "unsatisfiable") and an upper corner (the decision's *horizon*: the largest
 //! limits at which no other rewrite becomes feasible or cheaper; see [`crate::search`]).
 
+use super::learned::{Generations, LearnedBounds};
 use crate::cost::Cost;
 use crate::fxhash::FxHashMap;
 use crate::limits::MemoryLimits;
@@ -50,8 +51,8 @@ pub(crate) struct Record {
     /// never makes a Spec cheaper).
     lower_bounds: Vec<(MemoryLimits, u64)>,
     probe: Option<Probe>,
-    /// For a probe that exceeded its budget: a bound per rewrite, in enumeration order.
-    probe_bounds: Vec<u64>,
+    /// Per-rewrite bounds of searches that exceeded their budgets, one per limits.
+    learned: Vec<LearnedBounds>,
 }
 
 /// Decisions keyed by logical Spec, each valid over a box of memory limits; lower bounds on
@@ -63,6 +64,10 @@ pub struct Memo {
     /// interned tensors).
     table: FxHashMap<LogicalSpec, Record>,
     entries: usize,
+    /// How much learned bounds the table holds.
+    generations: Generations,
+    /// The most bytes of learned bounds it keeps (0: none).
+    learned_cap: usize,
 }
 
 impl Record {
@@ -147,15 +152,41 @@ impl Memo {
         self.entries += other.entries;
     }
 
-    /// Removes and returns the per-rewrite bounds of `logical`'s last exceeded probe.
-    pub(crate) fn take_probe_bounds(&mut self, logical: &LogicalSpec) -> Option<Vec<u64>> {
-        let bounds = std::mem::take(&mut self.table.get_mut(logical)?.probe_bounds);
-        (!bounds.is_empty()).then_some(bounds)
+    /// Keeps at most `bytes` of learned bounds (see [`super::learned`]); none by default.
+    pub(crate) fn set_learned_cap(&mut self, bytes: usize) {
+        self.learned_cap = bytes;
     }
 
-    /// Records per-rewrite bounds of an exceeded probe of `logical`.
-    pub(crate) fn set_probe_bounds(&mut self, logical: &LogicalSpec, bounds: Vec<u64>) {
-        self.record(logical).probe_bounds = bounds;
+    /// Removes and returns what the last exceeded search of `spec` at its exact limits learned
+    /// about each rewrite, if it is still kept.
+    pub(crate) fn take_learned(&mut self, spec: &Spec) -> Option<LearnedBounds> {
+        let learned = &mut self.table.get_mut(spec.logical())?.learned;
+        let position = learned.iter().position(|l| l.limits == *spec.limits())?;
+        let taken = learned.swap_remove(position);
+        self.generations.removed(&taken);
+        Some(taken)
+    }
+
+    /// Keeps what an exceeded search of `spec` learned about each rewrite, dropping the older
+    /// generation of what is kept if the cap requires.
+    pub(crate) fn set_learned(&mut self, spec: &Spec, mut bounds: LearnedBounds) {
+        if self.learned_cap == 0 {
+            return;
+        }
+        if let Some(previous) = self.take_learned(spec) {
+            drop(previous);
+        }
+        bounds.generation = self.generations.current();
+        let keep_from = self.generations.added(&bounds, self.learned_cap);
+        self.record(spec.logical()).learned.push(bounds);
+        if let Some(keep_from) = keep_from {
+            for record in self.table.values_mut() {
+                record.learned.retain(|l| l.generation >= keep_from);
+                if record.learned.is_empty() {
+                    record.learned = Vec::new();
+                }
+            }
+        }
     }
 
     fn record(&mut self, logical: &LogicalSpec) -> &mut Record {

@@ -5,6 +5,7 @@
 //! table lookup. Everything in the table is exact (or, for lower bounds and probes, a proven
 //! fact), whichever thread wrote it, so a thread may use what another found.
 
+use super::learned::{LEARNED_BYTES, LearnedBounds};
 use super::memo::{Entry, Memo, Probe, Record};
 use super::{Decision, LogicalSpec, MemoryLimits, Spec};
 use std::sync::{Mutex, MutexGuard};
@@ -19,7 +20,12 @@ pub(crate) struct SharedMemo {
 
 impl Default for SharedMemo {
     fn default() -> Self {
-        SharedMemo { shards: (0..SHARDS).map(|_| Mutex::default()).collect() }
+        let shard = || {
+            let mut memo = Memo::default();
+            memo.set_learned_cap(LEARNED_BYTES / SHARDS);
+            Mutex::new(memo)
+        };
+        SharedMemo { shards: (0..SHARDS).map(|_| shard()).collect() }
     }
 }
 
@@ -97,14 +103,14 @@ impl SharedMemo {
         self.shard(logical).set_probe(logical, result);
     }
 
-    /// See [`Memo::take_probe_bounds`].
-    pub(crate) fn take_probe_bounds(&self, logical: &LogicalSpec) -> Option<Vec<u64>> {
-        self.shard(logical).take_probe_bounds(logical)
+    /// See [`Memo::take_learned`].
+    pub(crate) fn take_learned(&self, spec: &Spec) -> Option<LearnedBounds> {
+        self.shard(spec.logical()).take_learned(spec)
     }
 
-    /// See [`Memo::set_probe_bounds`].
-    pub(crate) fn set_probe_bounds(&self, logical: &LogicalSpec, bounds: Vec<u64>) {
-        self.shard(logical).set_probe_bounds(logical, bounds);
+    /// See [`Memo::set_learned`].
+    pub(crate) fn set_learned(&self, spec: &Spec, bounds: LearnedBounds) {
+        self.shard(spec.logical()).set_learned(spec, bounds);
     }
 
     /// Number of entries.
