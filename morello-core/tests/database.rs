@@ -393,3 +393,15 @@ fn limits_coordinates_round_trip() {
         }
     }
 }
+
+/// Files store a byte per coordinate: every target's largest limits, and the largest dimension
+/// and operand codes a Spec can have, fit.
+#[test]
+fn every_coordinate_fits_the_byte_a_file_stores() {
+    for target in [&X86_AVX2, &X86_AVX512, &morello_core::target::PORTABLE] {
+        let spec: Spec = Spec::parse_for("Matmul(1x2147483648x1x1, (f32, GL), (f32, L1), (f32, GL))", target).unwrap();
+        let location = Location::of(spec.logical());
+        let point = location.at(&target.max_limits(), target);
+        assert!(point.iter().all(|&c| (0.0..=255.0).contains(&c)), "{}: {point:?}", target.name);
+    }
+}

@@ -27,7 +27,7 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 8] = b"MORELLO\x01";
 /// Version of the file format, including the stable decision encoding; files of another
 /// version are rebuilt.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bump whenever kernel costs or rewrites change what is optimal: stored answers of older
 /// versions are then rebuilt rather than trusted.
 pub const COST_MODEL_VERSION: u32 = 5;
@@ -118,7 +118,7 @@ pub fn encode(db: &Database) -> Vec<u8> {
     };
     let mut out = MAGIC.to_vec();
     bincode::serialize_into(&mut out, &header).expect("serializing to memory");
-    bincode::serialize_into(&mut out, &body).expect("serializing to memory");
+    bincode::serialize_into(&mut out, &body).expect("serializing to memory (every coordinate fits a byte)");
     let sum = fnv1a(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out
