@@ -427,17 +427,21 @@ impl Synthesizer {
         let mut exceeded = u64::MAX;
         // (global bound, horizon if fully evaluated) per rewrite that may be feasible somewhere.
         let mut considered: Vec<(u64, Option<MemoryLimits>)> = Vec::new();
-        let mut rejected: Vec<(Impl, Level, u64)> = Vec::new();
-        // A search of this Spec at these limits that exceeded its budget before left a bound
-        // per rewrite; the rewrites that still cannot fit are skipped without being applied.
-        // What is learned now is kept if this search exceeds its budget too. Rewrites short of
-        // memory or infeasible at these limits are not remembered, except at maximum limits:
-        // elsewhere they bound the horizon, which needs them applied.
+        // Rewrites short of memory here: (position in `candidates`, the level and bytes
+        // needed, or `None` where a search before found it short and this one did not apply
+        // it). They matter only for the horizon of an answer, so where they would fit is
+        // worked out only if the search ends with one.
+        let mut short: Vec<(usize, Option<(Level, u64)>)> = Vec::new();
+        // A search of this Spec at these limits that exceeded its budget before left, per
+        // rewrite, a lower bound or that it is short of memory here; the rewrites that still
+        // cannot fit are skipped without being applied. What is learned now is kept if this
+        // search exceeds its budget too. Rewrites infeasible at these limits are remembered
+        // only at maximum limits: elsewhere their horizon is needed, which means applying them.
         let at_max = *spec.limits() == self.target.max_limits();
         let known = self.memo.take_learned(spec).map(|k| k.rewrites);
         let candidates = actions(spec, self.target);
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
-        let short_here = if at_max { Learned::NEVER } else { Learned::NOTHING };
+        let short_here = if at_max { Learned::NEVER } else { Learned::SHORT };
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;
         let order = CandidateOrder::new(candidates.len(), self.helper, self.threads);
@@ -449,7 +453,13 @@ impl Synthesizer {
                 break;
             }
             let action = &candidates[index];
-            if let Some(&known) = known.as_ref().and_then(|k| k.get(index))
+            let previously = known.as_ref().and_then(|k| k.get(index)).copied();
+            if previously == Some(Learned::SHORT) {
+                short.push((index, None));
+                learned[index] = Learned::SHORT;
+                continue;
+            }
+            if let Some(known) = previously
                 && known.bound() > threshold
             {
                 self.stats.pruned += 1;
@@ -463,9 +473,7 @@ impl Synthesizer {
             let node = match action.apply(spec, self.target) {
                 Ok(node) => node,
                 Err(RewriteError::OutOfMemory { level, needed, .. }) => {
-                    if let Some(imp) = self.instantiate_where_it_fits(spec, action, level, needed) {
-                        rejected.push((imp, level, needed));
-                    }
+                    short.push((index, Some((level, needed))));
                     learned[index] = short_here;
                     continue;
                 }
@@ -504,7 +512,8 @@ impl Synthesizer {
             }
             learned[index] = match &evaluation {
                 Evaluation::Complete(cost, _) => Learned::at_least(cost.main),
-                Evaluation::Infeasible(_) => short_here,
+                Evaluation::Infeasible(_) if at_max => Learned::NEVER,
+                Evaluation::Infeasible(_) => Learned::NOTHING,
                 Evaluation::Exceeded(bound) => Learned::at_least(*bound),
             };
             match evaluation {
@@ -529,14 +538,25 @@ impl Synthesizer {
                 }
             }
         }
+        if best.is_none() && exceeded != u64::MAX {
+            self.memo
+                .set_learned(spec, LearnedBounds { limits: *spec.limits(), generation: 0, rewrites: learned.into() });
+            return SearchResult::Exceeds(exceeded);
+        }
+        // The rewrites short of memory that fit somewhere on this target, at the smallest
+        // limits where they do.
+        let rejected: Vec<(Impl, Level, u64)> = short
+            .into_iter()
+            .filter_map(|(index, shortage)| {
+                let (level, needed) = shortage.unwrap_or_else(|| match candidates[index].apply(spec, self.target) {
+                    Err(RewriteError::OutOfMemory { level, needed, .. }) => (level, needed),
+                    _ => unreachable!("a rewrite short of memory at these limits is short again"),
+                });
+                let imp = self.instantiate_where_it_fits(spec, &candidates[index], level, needed)?;
+                Some((imp, level, needed))
+            })
+            .collect();
         let Some(best) = best else {
-            if exceeded != u64::MAX {
-                self.memo.set_learned(
-                    spec,
-                    LearnedBounds { limits: *spec.limits(), generation: 0, rewrites: learned.into() },
-                );
-                return SearchResult::Exceeds(exceeded);
-            }
             // Unsatisfiable here: every rewrite that could become feasible bounds the horizon.
             let mut horizon = unbounded();
             for (_, h) in &considered {

@@ -39,6 +39,9 @@ impl Learned {
     /// The rewrite has no implementation at any limits.
     pub(crate) const NEVER: Learned = Learned(u16::MAX);
 
+    /// The rewrite does not fit these limits (it may fit larger ones).
+    pub(crate) const SHORT: Learned = Learned(u16::MAX - 1);
+
     /// The rewrite costs at least `bound` here.
     pub(crate) fn at_least(bound: u64) -> Learned {
         if bound < EXACT_BELOW {
@@ -55,10 +58,10 @@ impl Learned {
         self == Learned::NEVER
     }
 
-    /// The lower bound (`u64::MAX` for [`Learned::NEVER`]).
+    /// The lower bound (`u64::MAX` for [`Learned::NEVER`] and [`Learned::SHORT`]).
     pub(crate) fn bound(self) -> u64 {
         let code = u64::from(self.0);
-        if self.is_never() {
+        if self.is_never() || self == Learned::SHORT {
             u64::MAX
         } else if code < EXACT_BELOW {
             code
@@ -143,6 +146,8 @@ mod tests {
             assert!(!Learned::at_least(bound).is_never());
         }
         assert_eq!(Learned::NEVER.bound(), u64::MAX);
+        assert_eq!(Learned::SHORT.bound(), u64::MAX);
+        assert!(Learned::at_least(u64::MAX).0 < Learned::SHORT.0, "no bound is coded as SHORT");
         assert_eq!(Learned::NOTHING.bound(), 0);
     }
 

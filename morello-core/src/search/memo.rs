@@ -143,11 +143,13 @@ impl Memo {
         self.record(logical).probe = probe;
     }
 
-    /// Adds every record of `other`, a table of other logical Specs, to this one.
+    /// Adds every record of `other`, a table of other logical Specs, to this one, without the
+    /// learned bounds (a search aid that `other` accounts for, not a result).
     pub(crate) fn absorb(&mut self, other: &Memo) {
         for (logical, record) in &other.table {
             debug_assert!(!self.table.contains_key(logical), "absorbed tables hold other Specs");
-            self.table.insert(logical.clone(), record.clone());
+            let record = Record { learned: Vec::new(), ..record.clone() };
+            self.table.insert(logical.clone(), record);
         }
         self.entries += other.entries;
     }
@@ -173,9 +175,8 @@ impl Memo {
         if self.learned_cap == 0 {
             return;
         }
-        if let Some(previous) = self.take_learned(spec) {
-            drop(previous);
-        }
+        // What an earlier search at these limits learned is superseded.
+        let _ = self.take_learned(spec);
         bounds.generation = self.generations.current();
         let keep_from = self.generations.added(&bounds, self.learned_cap);
         self.record(spec.logical()).learned.push(bounds);
