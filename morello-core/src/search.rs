@@ -29,10 +29,14 @@
 //!
 //! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
 //! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
-//! soon as a rewrite reaches it, and gives children bounds that hold everywhere. A probe that
-//! exceeds its budget keeps a lower bound per rewrite, so when a larger budget asks again, the
-//! rewrites that still cannot fit are skipped without being applied. Only small Specs are
-//! probed (see `PROBE_MAX_VOLUME`).
+//! soon as a rewrite reaches it, and gives children bounds that hold everywhere. Only small
+//! Specs are probed (see `PROBE_MAX_VOLUME`).
+//!
+//! **Re-searches.** Any search (probe or not) that exceeds its budget keeps, per rewrite, a
+//! lower bound or the fact that the rewrite is short of memory (see `learned`), so when a
+//! larger budget asks again at the same limits, the rewrites that still cannot fit are skipped
+//! without being applied. Where a rewrite short of memory would fit is worked out only for
+//! searches that end with an answer, whose horizon it bounds.
 //!
 //! **Rising budgets.** A top-level search starts with a budget just above the Spec's lower
 //! bound and raises it until the optimum fits, so pruning applies from the first rewrite on.
