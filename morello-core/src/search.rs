@@ -57,7 +57,7 @@ mod slack;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
-use learned::{Learned, LearnedBounds};
+use learned::Learned;
 use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
 use parallel::CandidateOrder;
@@ -442,10 +442,9 @@ impl Synthesizer {
         // search exceeds its budget too. Rewrites infeasible at these limits are remembered
         // only at maximum limits: elsewhere their horizon is needed, which means applying them.
         let at_max = *spec.limits() == self.target.max_limits();
-        let known = self.memo.take_learned(spec).map(|k| k.rewrites);
+        let known = self.memo.take_learned(spec);
         let candidates = actions(spec, self.target);
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
-        let short_here = if at_max { Learned::NEVER } else { Learned::SHORT };
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;
         let order = CandidateOrder::new(candidates.len(), self.helper, self.threads);
@@ -478,7 +477,7 @@ impl Synthesizer {
                 Ok(node) => node,
                 Err(RewriteError::OutOfMemory { level, needed, .. }) => {
                     short.push((index, Some((level, needed))));
-                    learned[index] = short_here;
+                    learned[index] = if at_max { Learned::NEVER } else { Learned::SHORT };
                     continue;
                 }
                 Err(_) => {
@@ -543,8 +542,7 @@ impl Synthesizer {
             }
         }
         if best.is_none() && exceeded != u64::MAX {
-            self.memo
-                .set_learned(spec, LearnedBounds { limits: *spec.limits(), generation: 0, rewrites: learned.into() });
+            self.memo.set_learned(spec, learned.into());
             return SearchResult::Exceeds(exceeded);
         }
         // The rewrites short of memory that fit somewhere on this target, at the smallest

@@ -172,7 +172,6 @@ impl Table {
 /// or the bit length of a byte limit), so a point takes 16 bytes instead of 128.
 mod packed_point {
     use super::{DIMS, Point};
-    use serde::de::Error as _;
     use serde::ser::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -191,9 +190,6 @@ mod packed_point {
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Point, D::Error> {
         let packed = u128::deserialize(d)?;
-        if DIMS * 8 < u128::BITS as usize && packed >> (DIMS * 8) != 0 {
-            return Err(D::Error::custom("a point has bits beyond its coordinates"));
-        }
         Ok(std::array::from_fn(|i| f64::from((packed >> (8 * i)) as u8)))
     }
 }

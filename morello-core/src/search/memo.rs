@@ -4,7 +4,7 @@
 //! peak, or zero for "unsatisfiable") and an upper corner (the decision's *horizon*: the largest
 //! limits at which no other rewrite becomes feasible or cheaper; see [`crate::search`]).
 
-use super::learned::{Generations, LearnedBounds};
+use super::learned::{Generations, Learned, LearnedBounds};
 use crate::cost::Cost;
 use crate::fxhash::FxHashMap;
 use crate::limits::MemoryLimits;
@@ -161,23 +161,23 @@ impl Memo {
 
     /// Removes and returns what the last exceeded search of `spec` at its exact limits learned
     /// about each rewrite, if it is still kept.
-    pub(crate) fn take_learned(&mut self, spec: &Spec) -> Option<LearnedBounds> {
+    pub(crate) fn take_learned(&mut self, spec: &Spec) -> Option<Box<[Learned]>> {
         let learned = &mut self.table.get_mut(spec.logical())?.learned;
         let position = learned.iter().position(|l| l.limits == *spec.limits())?;
         let taken = learned.swap_remove(position);
         self.generations.removed(&taken);
-        Some(taken)
+        Some(taken.rewrites)
     }
 
     /// Keeps what an exceeded search of `spec` learned about each rewrite, dropping the older
     /// generation of what is kept if the cap requires.
-    pub(crate) fn set_learned(&mut self, spec: &Spec, mut bounds: LearnedBounds) {
+    pub(crate) fn set_learned(&mut self, spec: &Spec, rewrites: Box<[Learned]>) {
         if self.learned_cap == 0 {
             return;
         }
         // What an earlier search at these limits learned is superseded.
         let _ = self.take_learned(spec);
-        bounds.generation = self.generations.current();
+        let bounds = LearnedBounds { limits: *spec.limits(), generation: self.generations.current(), rewrites };
         let keep_from = self.generations.added(&bounds, self.learned_cap);
         self.record(spec.logical()).learned.push(bounds);
         if let Some(keep_from) = keep_from {

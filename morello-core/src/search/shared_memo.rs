@@ -5,7 +5,7 @@
 //! table lookup. Everything in the table is exact (or, for lower bounds and probes, a proven
 //! fact), whichever thread wrote it, so a thread may use what another found.
 
-use super::learned::{LEARNED_BYTES, LearnedBounds};
+use super::learned::{LEARNED_BYTES, Learned};
 use super::memo::{Entry, Memo, Probe, Record};
 use super::{Decision, LogicalSpec, MemoryLimits, Spec};
 use std::sync::{Mutex, MutexGuard};
@@ -104,13 +104,13 @@ impl SharedMemo {
     }
 
     /// See [`Memo::take_learned`].
-    pub(crate) fn take_learned(&self, spec: &Spec) -> Option<LearnedBounds> {
+    pub(crate) fn take_learned(&self, spec: &Spec) -> Option<Box<[Learned]>> {
         self.shard(spec.logical()).take_learned(spec)
     }
 
     /// See [`Memo::set_learned`].
-    pub(crate) fn set_learned(&self, spec: &Spec, bounds: LearnedBounds) {
-        self.shard(spec.logical()).set_learned(spec, bounds);
+    pub(crate) fn set_learned(&self, spec: &Spec, rewrites: Box<[Learned]>) {
+        self.shard(spec.logical()).set_learned(spec, rewrites);
     }
 
     /// Number of entries.
