@@ -25,7 +25,10 @@
 //! its parent no longer cares. A rewrite whose lower bound exceeds the budget (or the best
 //! found so far) is skipped; children are solved with the budget left by their siblings' lower
 //! bounds; a Spec that cannot meet its budget returns a proven lower bound instead, memoized for
-//! its limits and below.
+//! its limits and below. A rewrite is first bounded with its children's static bounds, which
+//! need no memo lookup and prune most rewrites; the memo is asked about those children only
+//! where it could change what the search proves (the least bound of a Spec that exceeds its
+//! budget).
 //!
 //! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
 //! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
@@ -392,17 +395,7 @@ impl Synthesizer {
     /// A lower bound on `spec`'s cost valid at every limit, or `None` if it has no
     /// implementation at all.
     fn global_bound(&self, logical: &LogicalSpec) -> Option<u64> {
-        self.bound_from_probe(self.memo.probe(logical), logical)
-    }
-
-    /// [`Synthesizer::global_bound`] given what is known of `logical`'s probe.
-    fn bound_from_probe(&self, probe: Option<Probe>, logical: &LogicalSpec) -> Option<u64> {
-        match probe {
-            Some(Probe::Exact(None)) => None,
-            Some(Probe::Exact(Some(cost))) => Some(cost.main),
-            Some(Probe::AtLeast(bound)) => Some(bound),
-            _ => Some(self.estimated_bound(logical)),
-        }
+        bound_from_probe(self.memo.probe(logical), || self.estimated_bound(logical))
     }
 
     /// [`spec_lower_bound`], inflated by the slack.
@@ -410,17 +403,17 @@ impl Synthesizer {
         self.slack.inflate(bounds::spec_lower_bound(logical, self.target))
     }
 
-    /// For a child Spec: a lower bound on its cost valid at every limit (as
-    /// [`Synthesizer::global_bound`]) and one at its limits (at least the first), from one memo
-    /// lookup; `None` if it has no implementation at all.
-    fn child_bounds(&self, spec: &Spec) -> Option<(u64, u64)> {
+    /// For a child Spec whose estimated bound is `estimate`: a lower bound on its cost valid at
+    /// every limit (as [`Synthesizer::global_bound`]) and one at its limits (at least the
+    /// first), from one memo lookup; `None` if it has no implementation at all.
+    fn child_bounds(&self, spec: &Spec, estimate: u64) -> Option<(u64, u64)> {
         // The shard stays locked for the lookups only, not for computing a static bound.
         let (probe, exact, known) = self.memo.with_record(spec.logical(), |record| {
             let Some(record) = record else { return (None, None, None) };
             let exact = record.entry_at(spec.limits()).map(|e| e.decision.as_ref().map_or(u64::MAX, |d| d.cost.main));
             (record.probe(), exact, record.lower_bound_at(spec.limits()))
         });
-        let global = self.bound_from_probe(probe, spec.logical())?;
+        let global = bound_from_probe(probe, || estimate)?;
         Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
     }
 
@@ -447,6 +440,8 @@ impl Synthesizer {
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;
+        // Rewrites pruned on their children's static bounds: (that bound, position).
+        let mut estimated_only: Vec<(u64, usize)> = Vec::new();
         let order = CandidateOrder::new(candidates.len(), self.helper, self.threads);
         for (step, index) in order.indices().enumerate() {
             // Reaching the floor (the optimum at maximum limits, which no implementation at
@@ -487,10 +482,21 @@ impl Synthesizer {
             };
             // The node is evaluated beside its Spec: an `Impl` would clone the Spec per rewrite.
             let children = node.children();
+            // Most rewrites exceed the threshold on their children's static bounds alone, which
+            // need no memo lookup.
+            let estimated: SmallVec<[u64; 4]> =
+                children.iter().map(|child| self.estimated_bound(child.spec.logical())).collect();
+            let estimated_bound = bounds::node_lower_bound(spec, &node, &estimated, self.target);
+            if estimated_bound > threshold {
+                self.stats.pruned += 1;
+                learned[index] = Learned::at_least(estimated_bound);
+                estimated_only.push((estimated_bound, index));
+                continue;
+            }
             let mut global: SmallVec<[u64; 4]> = SmallVec::new();
             let mut local: SmallVec<[u64; 4]> = SmallVec::new();
-            for child in &children {
-                let Some((g, l)) = self.child_bounds(&child.spec) else { break };
+            for (child, &estimate) in children.iter().zip(&estimated) {
+                let Some((g, l)) = self.child_bounds(&child.spec, estimate) else { break };
                 global.push(g);
                 local.push(l);
             }
@@ -498,8 +504,14 @@ impl Synthesizer {
                 learned[index] = Learned::NEVER;
                 continue; // a child has no implementation at any limits
             }
-            let global_bound = bounds::node_lower_bound(spec, &node, &global, self.target);
-            let local_bound = bounds::node_lower_bound(spec, &node, &local, self.target);
+            // Usually nothing is known of the children beyond their static bounds: then the
+            // node's bounds are the one already computed.
+            let bound_with = |children: &[u64]| match children == estimated.as_slice() {
+                true => estimated_bound,
+                false => bounds::node_lower_bound(spec, &node, children, self.target),
+            };
+            let global_bound = bound_with(&global);
+            let local_bound = if local == global { global_bound } else { bound_with(&local) };
             if local_bound > threshold {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
@@ -539,6 +551,34 @@ impl Synthesizer {
                     exceeded = exceeded.min(bound);
                     considered.push((global_bound, None));
                 }
+            }
+        }
+        if best.is_none() && !estimated_only.is_empty() {
+            // What the search proves is the least of its rewrites' bounds. Where a static bound
+            // is below the least of the others, the memo may know better.
+            estimated_only.sort_unstable();
+            for &(estimate, index) in &estimated_only {
+                if estimate >= exceeded {
+                    break;
+                }
+                let node = candidates[index].apply(spec, self.target).expect("it applied before");
+                let local: Option<SmallVec<[u64; 4]>> = node
+                    .children()
+                    .iter()
+                    .map(|child| {
+                        let estimate = self.estimated_bound(child.spec.logical());
+                        self.child_bounds(&child.spec, estimate).map(|(_, local)| local)
+                    })
+                    .collect();
+                learned[index] = match local {
+                    Some(local) => {
+                        let bound = bounds::node_lower_bound(spec, &node, &local, self.target);
+                        exceeded = exceeded.min(bound);
+                        considered.push((bound, None));
+                        Learned::at_least(bound)
+                    }
+                    None => Learned::NEVER,
+                };
             }
         }
         if best.is_none() && exceeded != u64::MAX {
@@ -673,6 +713,17 @@ impl Synthesizer {
             *child = self.reconstruct(&child.spec);
         }
         imp
+    }
+}
+
+/// [`Synthesizer::global_bound`] given what is known of a Spec's probe and, where nothing is,
+/// its estimated bound.
+fn bound_from_probe(probe: Option<Probe>, estimate: impl FnOnce() -> u64) -> Option<u64> {
+    match probe {
+        Some(Probe::Exact(None)) => None,
+        Some(Probe::Exact(Some(cost))) => Some(cost.main),
+        Some(Probe::AtLeast(bound)) => Some(bound),
+        _ => Some(estimate()),
     }
 }
 

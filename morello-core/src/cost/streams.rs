@@ -46,7 +46,11 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
         if operand.level() != Level::GL || operand.data_bytes() < smallest_streaming {
             continue;
         }
-        let Some(pieces) = short_pieces(operand, &prim.operand_shape(i, tile), &target.streams) else {
+        let tile_shape = prim.operand_shape(i, tile);
+        if *tile_shape == *operand.shape() {
+            continue; // the loop does not cut this operand
+        }
+        let Some(pieces) = short_pieces(operand, &tile_shape, &target.streams) else {
             continue;
         };
         let dims = prim.operand_dims(i, rank);
