@@ -355,6 +355,10 @@ impl Synthesizer {
         match result {
             SearchResult::Solved(decision, horizon) => {
                 let cost = decision.as_ref().map(|d| d.cost);
+                debug_assert!(
+                    cost.is_none_or(|c| c.main >= bounds::spec_lower_bound(spec.logical(), self.target)),
+                    "{spec} costs {cost:?}, below its lower bound"
+                );
                 if decision.is_some() && !self.slack.is_exact() {
                     // Results within a slack differ between limits where optima would agree:
                     // each holds only where it was found, so that rebuilding an implementation

@@ -90,6 +90,24 @@ fn avx512_moves_and_products_match_exhaustive_dynamic_programming() {
     }
 }
 
+/// The lower bounds of Matmuls whose output is in vector registers count products in that
+/// output's vector size, those of Matmuls that do not accumulate count zeroing their output,
+/// and those of fills count every element (see `search::bounds`); a permute between vector
+/// registers may cost nothing.
+#[test]
+fn register_outputs_fills_and_register_permutes_match_exhaustive_dynamic_programming() {
+    for text in [
+        "(MatmulAccum(1x1x4x8, (f32, L1), (f32, L1), (f32, VRF, row_major, v4)), [16, 256, 512, 1024])",
+        "(Matmul(1x2x2x8, (f32, L1), (f32, L1), (f32, VRF, row_major, v8)), [16, 512, 512, 1024])",
+        "(Matmul(1x2x2x16, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 512, 1024])",
+        "(FillZero(4x16, (f32, L1)), [16, 256, 512, 1024])",
+        "(FillZero(2x8, (f32, VRF, row_major, v4)), [16, 256, 512, 1024])",
+        "(Move(2x2x4, (f32, VRF, row_major, v4), (f32, VRF, [1, 0, 2], v4)), [16, 256, 512, 1024])",
+    ] {
+        let _ = check_on(text, &X86_AVX512);
+    }
+}
+
 /// The prefetch-stream term (`cost::scattered_lines`) charges loops over operands with rows of
 /// a page or more, which no Spec small enough for exhaustive search has on the real targets. On
 /// a copy of AVX2 whose prefetchers follow one stream and whose pages are 8 bytes, it charges

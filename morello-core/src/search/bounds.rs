@@ -1,12 +1,13 @@
 //! Cost lower bounds, for branch-and-bound and for tightening memo horizons.
 //!
 //! Bounds are sound: no implementation, at any memory limits, costs less. They come from the
-//! kernel table's cheapest rates: every kernel costs at least 1, no arithmetic kernel does more
+//! kernel table's cheapest rates: every kernel but a permute between vector registers costs at
+//! least 1, no arithmetic kernel does more
 //! than one vector register's worth of elements per unit of cost, and no move kernel more than
 //! that or than `Memcpy`, which pays for the cache lines of both its operands (see
 //! [`memcpy_rate`]). A Matmul also pays for moving operands out of levels no kernel reads
-//! (see [`compulsory_moves`]), and a Move for reaching its operands in memory (see
-//! [`move_traffic`]).
+//! (see [`compulsory_moves`]) and, unless it accumulates, for zeroing its output (see
+//! [`fill_bound`]); a Move pays for reaching its operands in memory (see [`move_traffic`]).
 
 use crate::cost::{Cost, node_cost};
 use crate::dtype::Dtype;
@@ -29,9 +30,20 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
         Some(prim @ Primitive::Matmul { accum }) => {
-            matmul_kernels_bound(spec, widest(spec)) + u64::from(!accum) + compulsory_moves(spec, prim, target)
+            let init = match spec.operands().last() {
+                Some(out) if !accum => fill_bound(out.volume(), out.dtype(), target),
+                _ => 0,
+            };
+            matmul_kernels_bound(spec, widest(spec)) + init + compulsory_moves(spec, prim, target)
+        }
+        Some(Primitive::Fill(_)) => {
+            let out = spec.operands().last().expect("a Fill has an output");
+            fill_bound(out.volume(), out.dtype(), target)
         }
         Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
+        // `VectorPermute` between vector registers pays only for its shuffles, and a destination
+        // register that equals a source register needs none: such a move may cost nothing.
+        Some(Primitive::Move) if spec.operands().iter().all(|t| t.level() == Level::VRF) => 0,
         Some(Primitive::Move) => {
             spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))).max(move_traffic(spec, target))
         }
@@ -44,6 +56,26 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // work is split among at most `processors` threads, and that loop's setup is paid.
     let p = &target.parallel;
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
+}
+
+/// What setting `volume` elements of `dtype` to a constant costs at least, however they are
+/// split among fill kernels: the scalar fills set one element per unit of cost, the vector fills
+/// a register, and `MemsetZero` pays the lines of its tensor times its level's weight (at least
+/// the cheapest addressed level's). Every fill kernel costs at least 1.
+///
+/// A Matmul that does not accumulate pays this for its output on top of its products: no Matmul
+/// kernel initializes its output, so every output element is zeroed by a fill kernel (after
+/// `to_accum`, in whatever tiles and levels) before the accumulating kernels add to it.
+fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
+    let bytes = dtype.size_bytes();
+    let lanes = u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1));
+    let weight = [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0);
+    let memset_rate = match weight {
+        0 => u64::MAX,
+        // Rounded up: a rate too high only weakens the bound.
+        w => u64::from(target.line_bytes).div_ceil(w * u64::from(bytes)),
+    };
+    volume.div_ceil(lanes.max(memset_rate)).max(1)
 }
 
 /// What reaching the operands of a Matmul held in memory costs at least.
@@ -89,10 +121,24 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
 /// `2c/L + (1 - 2/L)·c/D`, which summed over calls is the bound below. `MultAdd`, the
 /// tightest case, costs 1 for `c = 1`.
 ///
+/// An output already in vector registers stays there (nothing moves out of a register file)
+/// in registers of its vector size `l`, and only the broadcast kernels write such an output:
+/// each call costs at least `2c/l + 1`, at least `2c/l + c/D`.
+///
 /// `tests/kernels_on_every_target.rs` checks every kernel's cost against [`spec_lower_bound`]
 /// on every Spec the search visits.
 fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
     let volume = u128::from(spec.volume());
+    let &[b, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
+    let largest = u128::from(b) * u128::from(m.max(k).max(n));
+    let out = spec.operands().last().expect("a Matmul has an output");
+    if out.level() == Level::VRF
+        && let Some(out_lanes) = out.vector_size()
+    {
+        let l = u128::from(out_lanes);
+        let bound = (2 * volume * largest + l * volume).div_ceil(l * largest);
+        return u64::try_from(bound).unwrap_or(u64::MAX);
+    }
     let lanes = u128::from(lanes);
     if lanes < 2 {
         return spec.volume();
@@ -101,8 +147,6 @@ fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
     let bound = if bf16 {
         (2 * volume).div_ceil(lanes)
     } else {
-        let &[b, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
-        let largest = u128::from(b) * u128::from(m.max(k).max(n));
         (2 * volume * largest + (lanes - 2) * volume).div_ceil(lanes * largest)
     };
     u64::try_from(bound).unwrap_or(u64::MAX)
