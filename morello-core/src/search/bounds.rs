@@ -2,12 +2,12 @@
 //!
 //! Bounds are sound: no implementation, at any memory limits, costs less. They come from the
 //! kernel table's cheapest rates: every kernel but a permute between vector registers costs at
-//! least 1, no arithmetic kernel does more
-//! than one vector register's worth of elements per unit of cost, and no move kernel more than
-//! that or than `Memcpy`, which pays for the cache lines of both its operands (see
-//! [`memcpy_rate`]). A Matmul also pays for moving operands out of levels no kernel reads
-//! (see [`compulsory_moves`]) and, unless it accumulates, for zeroing its output (see
-//! [`fill_bound`]); a Move pays for reaching its operands in memory (see [`move_traffic`]).
+//! least 1, no arithmetic kernel does more than one vector register's worth of elements per
+//! unit of cost, and no move kernel more than that or than `Memcpy`, which pays for the cache
+//! lines of both its operands (see [`memcpy_rate`]). A Matmul also pays for moving operands
+//! out of levels no kernel reads (see [`compulsory_moves`]) and, unless it accumulates, for
+//! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
+//! (see [`move_traffic`]).
 
 use crate::cost::{Cost, node_cost};
 use crate::dtype::Dtype;
