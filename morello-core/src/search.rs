@@ -421,6 +421,41 @@ impl Synthesizer {
         Some((global, global.max(exact.unwrap_or(0)).max(known.unwrap_or(0))))
     }
 
+    /// The static bounds of `node`'s children and `node`'s bound from them.
+    fn estimated_node_bound(&self, spec: &Spec, node: &ImplNode) -> EstimatedNode {
+        let children: SmallVec<[u64; 4]> =
+            node.children().iter().map(|child| self.estimated_bound(child.spec.logical())).collect();
+        let bound = bounds::node_lower_bound(spec, node, &children, self.target);
+        EstimatedNode { children, bound }
+    }
+
+    /// `node`'s bounds with what the memo knows of its children: valid at every limit, and at
+    /// `spec`'s limits together with the children's bounds there; `None` if a child has no
+    /// implementation at all.
+    fn known_node_bounds(
+        &self,
+        spec: &Spec,
+        node: &ImplNode,
+        estimated: &EstimatedNode,
+    ) -> Option<(u64, u64, SmallVec<[u64; 4]>)> {
+        let mut global: SmallVec<[u64; 4]> = SmallVec::new();
+        let mut local: SmallVec<[u64; 4]> = SmallVec::new();
+        for (child, &estimate) in node.children().iter().zip(&estimated.children) {
+            let (g, l) = self.child_bounds(&child.spec, estimate)?;
+            global.push(g);
+            local.push(l);
+        }
+        // Usually nothing is known of the children beyond their static bounds: then the node's
+        // bounds are the one already computed.
+        let bound_with = |children: &[u64]| match children == estimated.children.as_slice() {
+            true => estimated.bound,
+            false => bounds::node_lower_bound(spec, node, children, self.target),
+        };
+        let global_bound = bound_with(&global);
+        let local_bound = if local == global { global_bound } else { bound_with(&local) };
+        Some((global_bound, local_bound, local))
+    }
+
     fn search(&mut self, spec: &Spec, budget: u64, floor: Option<Cost>) -> SearchResult {
         let mut threshold = budget;
         let mut best: Option<Decision> = None;
@@ -485,37 +520,19 @@ impl Synthesizer {
                 }
             };
             // The node is evaluated beside its Spec: an `Impl` would clone the Spec per rewrite.
-            let children = node.children();
             // Most rewrites exceed the threshold on their children's static bounds alone, which
             // need no memo lookup.
-            let estimated: SmallVec<[u64; 4]> =
-                children.iter().map(|child| self.estimated_bound(child.spec.logical())).collect();
-            let estimated_bound = bounds::node_lower_bound(spec, &node, &estimated, self.target);
-            if estimated_bound > threshold {
+            let estimated = self.estimated_node_bound(spec, &node);
+            if estimated.bound > threshold {
                 self.stats.pruned += 1;
-                learned[index] = Learned::at_least(estimated_bound);
-                estimated_only.push((estimated_bound, index));
+                learned[index] = Learned::at_least(estimated.bound);
+                estimated_only.push((estimated.bound, index));
                 continue;
             }
-            let mut global: SmallVec<[u64; 4]> = SmallVec::new();
-            let mut local: SmallVec<[u64; 4]> = SmallVec::new();
-            for (child, &estimate) in children.iter().zip(&estimated) {
-                let Some((g, l)) = self.child_bounds(&child.spec, estimate) else { break };
-                global.push(g);
-                local.push(l);
-            }
-            if global.len() < children.len() {
+            let Some((global_bound, local_bound, mut local)) = self.known_node_bounds(spec, &node, &estimated) else {
                 learned[index] = Learned::NEVER;
                 continue; // a child has no implementation at any limits
-            }
-            // Usually nothing is known of the children beyond their static bounds: then the
-            // node's bounds are the one already computed.
-            let bound_with = |children: &[u64]| match children == estimated.as_slice() {
-                true => estimated_bound,
-                false => bounds::node_lower_bound(spec, &node, children, self.target),
             };
-            let global_bound = bound_with(&global);
-            let local_bound = if local == global { global_bound } else { bound_with(&local) };
             if local_bound > threshold {
                 self.stats.pruned += 1;
                 exceeded = exceeded.min(local_bound);
@@ -566,17 +583,9 @@ impl Synthesizer {
                     break;
                 }
                 let node = candidates[index].apply(spec, self.target).expect("it applied before");
-                let local: Option<SmallVec<[u64; 4]>> = node
-                    .children()
-                    .iter()
-                    .map(|child| {
-                        let estimate = self.estimated_bound(child.spec.logical());
-                        self.child_bounds(&child.spec, estimate).map(|(_, local)| local)
-                    })
-                    .collect();
-                learned[index] = match local {
-                    Some(local) => {
-                        let bound = bounds::node_lower_bound(spec, &node, &local, self.target);
+                let estimated = self.estimated_node_bound(spec, &node);
+                learned[index] = match self.known_node_bounds(spec, &node, &estimated) {
+                    Some((_, bound, _)) => {
                         exceeded = exceeded.min(bound);
                         considered.push((bound, None));
                         Learned::at_least(bound)
@@ -729,6 +738,15 @@ fn bound_from_probe(probe: Option<Probe>, estimate: impl FnOnce() -> u64) -> Opt
         Some(Probe::AtLeast(bound)) => Some(bound),
         _ => Some(estimate()),
     }
+}
+
+/// A node's bound from its children's static bounds (see
+/// [`Synthesizer::estimated_node_bound`]).
+struct EstimatedNode {
+    /// The children's static bounds.
+    children: SmallVec<[u64; 4]>,
+    /// The node's bound from them.
+    bound: u64,
 }
 
 enum SearchResult {

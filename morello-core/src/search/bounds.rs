@@ -69,8 +69,7 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
 fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
     let bytes = dtype.size_bytes();
     let lanes = u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1));
-    let weight = [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0);
-    let memset_rate = match weight {
+    let memset_rate = match cheapest_memory_weight(target) {
         0 => u64::MAX,
         // Rounded up: a rate too high only weakens the bound.
         w => u64::from(target.line_bytes).div_ceil(w * u64::from(bytes)),
@@ -183,11 +182,16 @@ fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
 /// source and its destination at the cheapest addressed level's weight.
 fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
     let bytes = u64::from(spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1));
-    let weight = [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0);
+    let weight = cheapest_memory_weight(target);
     if weight == 0 {
         return u64::MAX;
     }
     (u64::from(target.line_bytes) / (2 * weight * bytes)).max(1)
+}
+
+/// The smallest weight per cache line among the addressed levels.
+fn cheapest_memory_weight(target: &Target) -> u64 {
+    [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0)
 }
 
 /// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
