@@ -30,6 +30,10 @@
 //! where it could change what the search proves (the least bound of a Spec that exceeds its
 //! budget).
 //!
+//! **Dead ends.** A Spec with an operand in global memory that its kernels cannot read has no
+//! implementation where its L1 limit cannot hold one cache line to stage it in (see
+//! `staging`); such Specs are answered at once rather than searched.
+//!
 //! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
 //! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
 //! soon as a rewrite reaches it, and gives children bounds that hold everywhere. Only small
@@ -57,6 +61,7 @@ mod memo;
 mod parallel;
 mod shared_memo;
 mod slack;
+mod staging;
 
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
@@ -324,6 +329,10 @@ impl Synthesizer {
         {
             self.stats.memo_hits += 1;
             return Outcome::Exceeds(bound);
+        }
+        if let Some(horizon) = staging::unstageable(spec, self.target) {
+            self.memo.put(spec, None, horizon);
+            return Outcome::Solved(None, horizon);
         }
         let mut floor = None;
         if *spec.limits() != self.target.max_limits() && spec.logical().volume() <= PROBE_MAX_VOLUME {
