@@ -59,6 +59,10 @@ pub struct KernelDef {
     pub cost: fn(&LogicalSpec, &Target) -> u64,
     /// Vector registers it needs beyond its operands.
     pub registers: fn(&LogicalSpec, &Target) -> u64,
+    /// Whether the operands a Spec already holds in registers leave some tile of it that this
+    /// kernel could implement (see [`KernelKind::may_take_register_tiles`]); a necessary
+    /// condition only, [`any_register_tiles`] where the kernel has nothing to rule out.
+    pub register_tiles: fn(&LogicalSpec, &Target) -> bool,
     /// Emits its C.
     pub emit: fn(&LogicalSpec, &mut dyn KernelEmitter),
 }
@@ -186,6 +190,21 @@ impl KernelKind {
             })
     }
 
+    /// Whether this kernel might implement some tile of `spec`, judging only by the operands
+    /// `spec` holds in registers: they must be at levels the kernel accepts, and pass the
+    /// kernel's `register_tiles` test. Nothing moves out of a register level and tiling keeps
+    /// an operand's layout and vector size, so where this is false, no tile of `spec` (with any
+    /// operands in memory moved anywhere) is implemented by this kernel. Never false where the
+    /// kernel applies to `spec` or to one of its tiles.
+    pub fn may_take_register_tiles(self, spec: &LogicalSpec, target: &Target) -> bool {
+        let levels_accepted = spec
+            .operands()
+            .iter()
+            .enumerate()
+            .all(|(i, t)| !t.level().is_register_file() || self.operand_levels(i).contains(&t.level()));
+        levels_accepted && (self.def().register_tiles)(spec, target)
+    }
+
     /// Whether this kernel implements `spec` on `target`.
     pub fn applies(self, spec: &LogicalSpec, target: &Target) -> Result<(), KernelMismatch> {
         let def = self.def();
@@ -235,6 +254,11 @@ pub(crate) fn operand_moves(spec: &LogicalSpec, target: &Target) -> u64 {
 /// No extra registers.
 pub(crate) fn no_registers(_: &LogicalSpec, _: &Target) -> u64 {
     0
+}
+
+/// No demands on register operands beyond their levels.
+pub(crate) fn any_register_tiles(_: &LogicalSpec, _: &Target) -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -32,7 +32,9 @@
 //!
 //! **Dead ends.** A Spec with an operand in global memory that its kernels cannot read has no
 //! implementation where its L1 limit cannot hold one cache line to stage it in (see
-//! `staging`); such Specs are answered at once rather than searched.
+//! `staging`), and a Matmul with operands in registers that no kernel can take a tile of has
+//! none at all (see `registers`); such Specs are answered at once rather than searched, and a
+//! rewrite with such a child is dropped before its other children are solved.
 //!
 //! **Unbounded probes.** A Spec's optimum at the target's maximum limits bounds its cost at all
 //! limits. Probing it settles unsatisfiable Specs for every limit at once, stops the search as
@@ -59,6 +61,7 @@ pub mod exhaustive;
 mod learned;
 mod memo;
 mod parallel;
+mod registers;
 mod shared_memo;
 mod slack;
 mod staging;
@@ -334,6 +337,9 @@ impl Synthesizer {
             self.memo.put(spec, None, horizon);
             return Outcome::Solved(None, horizon);
         }
+        if registers::unusable_registers(spec.logical(), self.target) {
+            return Outcome::Solved(None, unbounded());
+        }
         let mut floor = None;
         if *spec.limits() != self.target.max_limits() && spec.logical().volume() <= PROBE_MAX_VOLUME {
             match self.probe(spec.logical(), budget) {
@@ -420,6 +426,9 @@ impl Synthesizer {
     /// every limit (as [`Synthesizer::global_bound`]) and one at its limits (at least the
     /// first), from one memo lookup; `None` if it has no implementation at all.
     fn child_bounds(&self, spec: &Spec, estimate: u64) -> Option<(u64, u64)> {
+        if registers::unusable_registers(spec.logical(), self.target) {
+            return None;
+        }
         // The shard stays locked for the lookups only, not for computing a static bound.
         let (probe, exact, known) = self.memo.with_record(spec.logical(), |record| {
             let Some(record) = record else { return (None, None, None) };

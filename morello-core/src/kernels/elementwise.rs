@@ -3,7 +3,7 @@
 use super::check::Checker;
 use super::emit::{KernelEmitter, read_float, read_value, unrolled_loop, write_float, write_value};
 use super::helpers::Helper;
-use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, no_registers, operand_moves};
+use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, any_register_tiles, no_registers, operand_moves};
 use crate::dtype::Dtype;
 use crate::primitive::Primitive;
 use crate::spec::LogicalSpec;
@@ -23,6 +23,7 @@ pub static VALUE_DIVIDE: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 4 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: emit_value_divide,
 };
 
@@ -40,6 +41,7 @@ pub static VECTOR_DIVIDE: KernelDef = KernelDef {
     },
     cost: |spec, _| 6 * spec.operands()[0].vector_count(),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |_, out| {
         for (v, d) in out.vectors(0).iter().zip(&out.vectors(1)) {
             out.line(format!("{v} = {v} / {d};"));
@@ -60,6 +62,7 @@ pub static VALUE_DIVIDE_VEC_SCALAR: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 4 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: emit_value_divide,
 };
 
@@ -78,6 +81,7 @@ pub static DIVIDE_VEC_SCALAR_RECIPROCAL: KernelDef = KernelDef {
     },
     cost: |spec, target| 4 + spec.operands()[0].vector_count() + operand_moves(spec, target),
     registers: |_, _| 1,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let d = read_float(spec, 1, out);
         let r = out.fresh("r");
@@ -103,6 +107,7 @@ pub static VALUE_MAX: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let max = out.helper(Helper::Max(spec.operands()[1].dtype()));
         let (x, m) = (read_value(spec, 0, out), read_value(spec, 1, out));
@@ -132,6 +137,7 @@ pub static VECTOR_MAX: KernelDef = KernelDef {
     },
     cost: |spec, target| spec.operands()[0].vector_count() + 4 + operand_moves(spec, target),
     registers: |_, _| 1,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let t = &spec.operands()[0];
         let l = t.vector_size().expect("VRF operand");
@@ -189,6 +195,7 @@ pub static VECTOR_MAX_LOOP: KernelDef = KernelDef {
         (spec.operands()[0].volume() / u64::from(l)).div_ceil(2) + 6 + operand_moves(spec, target)
     },
     registers: |_, _| 5,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let t = &spec.operands()[0];
         let l = widest_lanes(t.dtype(), out.target());

@@ -2,7 +2,9 @@
 //! −∞, the dtype's minimum), and a scalar splatted across registers or copied.
 
 use super::check::Checker;
-use super::{KernelDef, KernelEmitter, KernelMismatch, MEMORY, SCALAR, VECTOR, no_registers, operand_moves};
+use super::{
+    KernelDef, KernelEmitter, KernelMismatch, MEMORY, SCALAR, VECTOR, any_register_tiles, no_registers, operand_moves,
+};
 use crate::dtype::Dtype;
 use crate::primitive::{FillValue, Primitive};
 use crate::spec::LogicalSpec;
@@ -61,6 +63,7 @@ pub static MEMSET_ZERO: KernelDef = KernelDef {
     applies: |c, _| c.contiguous(0),
     cost: |spec, target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let base = out.address(0);
         let t = &spec.operands()[0];
@@ -79,6 +82,7 @@ macro_rules! fill_kernels {
             applies: |c, _| c.scalar(0),
             cost: |spec, target| 1 + operand_moves(spec, target),
             registers: no_registers,
+            register_tiles: any_register_tiles,
             emit: emit_value_fill,
         };
 
@@ -91,6 +95,7 @@ macro_rules! fill_kernels {
             applies: vector_fill_applies,
             cost: |spec, _| spec.operands()[0].vector_count(),
             registers: no_registers,
+            register_tiles: any_register_tiles,
             emit: emit_vector_fill,
         };
     )*};
@@ -115,6 +120,7 @@ pub static VALUE_BROADCAST: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |_, out| {
         let (src, dst) = (out.scalar(0), out.scalar(1));
         out.line(format!("{dst} = {src};"));
@@ -134,6 +140,7 @@ pub static VEC_SCALAR_ASSIGN: KernelDef = KernelDef {
     },
     cost: |spec, target| spec.operands()[1].vector_count() + 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let t = &spec.operands()[1];
         let ty = out.vector_type(t.dtype(), t.vector_size().expect("VRF operand"));

@@ -6,13 +6,17 @@
 use super::check::Checker;
 use super::emit::{KernelEmitter, lanes, read_float, unrolled_loop, widen_bf16};
 use super::helpers::Helper;
-use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, no_registers, operand_moves};
+use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, any_register_tiles, no_registers, operand_moves};
 use crate::dtype::Dtype;
+use crate::fxhash::FxHashMap;
 use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
 use crate::primitive::Primitive;
+use crate::shape::Shape;
 use crate::spec::LogicalSpec;
 use crate::target::Target;
+use crate::tensor::TensorSpec;
+use std::cell::RefCell;
 
 fn matmul_accum(p: Primitive) -> bool {
     p == Primitive::Matmul { accum: true }
@@ -39,6 +43,7 @@ pub static MULT_ADD: KernelDef = KernelDef {
         base + operand_moves(spec, target)
     },
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let out_dtype = spec.operands()[2].dtype();
         if out_dtype.is_float() {
@@ -98,6 +103,45 @@ fn broadcast_applies(c: &Checker, target: &Target, bf16: bool) -> Result<(), Ker
     }
 }
 
+/// The broadcast kernels' demands on the operands a Matmul holds in vector registers, for some
+/// tile of it: the lhs and the rhs are not both there (one of them is the broadcast scalar, in
+/// RF or L1); an lhs there has a contiguous tile along m alone, and so must the output then (a
+/// `1×m×1×1` tile); an rhs there, along n alone (a `1×1×1×n` tile); an output there, along one
+/// of the two.
+fn broadcast_register_tiles(spec: &LogicalSpec, target: &Target) -> bool {
+    const M: usize = 1;
+    const N: usize = 2;
+    let operands = spec.operands();
+    let in_vectors = |i: usize| operands[i].level() == Level::VRF;
+    let vector_along = |i: usize, dim: usize| !in_vectors(i) || has_vector_line(&operands[i], dim, target);
+    match (in_vectors(0), in_vectors(1)) {
+        (true, true) => false,
+        (true, false) => vector_along(0, M) && vector_along(2, M),
+        (false, true) => vector_along(1, N) && vector_along(2, N),
+        (false, false) => vector_along(2, M) || vector_along(2, N),
+    }
+}
+
+/// Whether some tile of the vector-register tensor `t` that extends along `dim` alone is
+/// contiguous and made of whole vectors. Tiling keeps the layout, so whether one exists depends
+/// on the tensor alone; the search asks about the same few tensors many times.
+fn has_vector_line(t: &TensorSpec, dim: usize, target: &Target) -> bool {
+    thread_local! {
+        static ANSWERS: RefCell<FxHashMap<(TensorSpec, usize), bool>> = RefCell::default();
+    }
+    let key = (t.clone(), dim);
+    if let Some(known) = ANSWERS.with_borrow(|answers| answers.get(&key).copied()) {
+        return known;
+    }
+    let mut shape: Shape = t.shape().iter().map(|_| 1).collect();
+    let answer = (1..=t.shape()[dim]).any(|extent| {
+        shape[dim] = extent;
+        t.tile(&shape, target).is_ok_and(|tile| tile.is_contiguous())
+    });
+    ANSWERS.with_borrow_mut(|answers| answers.insert(key, answer));
+    answer
+}
+
 /// `out[j] += scalar · vector[j]` over vector registers: one broadcast and one multiply-add per
 /// output register (paper Figure 1; `vbroadcastss` + `vfmadd`).
 pub static BROADCAST_VEC_MULT_ADD: KernelDef = KernelDef {
@@ -108,6 +152,7 @@ pub static BROADCAST_VEC_MULT_ADD: KernelDef = KernelDef {
     applies: |c, target| broadcast_applies(c, target, false),
     cost: |spec, _| 2 * spec.operands()[2].vector_count() + 1,
     registers: |_, _| 1,
+    register_tiles: broadcast_register_tiles,
     emit: |spec, out| {
         let (scalar, vector) = orientation(spec);
         let a = out.scalar(scalar);
@@ -128,6 +173,7 @@ pub static BROADCAST_VEC_MULT_ADD_BF16_F32: KernelDef = KernelDef {
     applies: |c, target| broadcast_applies(c, target, true),
     cost: |spec, _| 3 * spec.operands()[2].vector_count() + 1,
     registers: |_, _| 2,
+    register_tiles: broadcast_register_tiles,
     emit: |spec, out| {
         let (scalar, vector) = orientation(spec);
         let a = read_float(spec, scalar, out);
@@ -196,6 +242,7 @@ pub static DOT_PRODUCT_LOOP: KernelDef = KernelDef {
     },
     cost: |spec, target| 2 * u64::from(spec.shape()[2] / widest_f32_lanes(target)) + 3 + operand_moves(spec, target),
     registers: |spec, target| accumulators(u64::from(spec.shape()[2] / widest_f32_lanes(target))) + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| emit_dot_product(spec, out),
 };
 
@@ -215,6 +262,7 @@ pub static DOT_PRODUCT_LOOP_BF16: KernelDef = KernelDef {
     },
     cost: |spec, target| 3 * u64::from(spec.shape()[2] / widest_f32_lanes(target)) + 3 + operand_moves(spec, target),
     registers: |spec, target| accumulators(u64::from(spec.shape()[2] / widest_f32_lanes(target))) + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| emit_dot_product(spec, out),
 };
 
@@ -256,6 +304,7 @@ pub static DOT_PRODUCT_LOOP_VDPBF16PS: KernelDef = KernelDef {
     },
     cost: |spec, target| 2 * u64::from(spec.shape()[2] / 32) + 4 + operand_moves(spec, target),
     registers: |spec, _| accumulators(u64::from(spec.shape()[2] / 32)) + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         out.helper(Helper::Intrinsics);
         let steps = u64::from(spec.shape()[2] / 32);
@@ -310,6 +359,7 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
         2 * u64::from(k / 2) * tiles + 2 * tiles + operand_moves(spec, target)
     },
     registers: |spec, _| u64::from(spec.shape()[1]) * u64::from(spec.shape()[3] / 16) + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         out.helper(Helper::Intrinsics);
         let &[_, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };

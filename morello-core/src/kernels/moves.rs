@@ -4,7 +4,9 @@
 
 use super::check::Checker;
 use super::emit::{KernelEmitter, lane_slice, load_vectors, store_vectors, widen_bf16};
-use super::{KernelDef, KernelMismatch, MEMORY, SCALAR, VECTOR, VECTOR_OR_L1, no_registers, operand_moves};
+use super::{
+    KernelDef, KernelMismatch, MEMORY, SCALAR, VECTOR, VECTOR_OR_L1, any_register_tiles, no_registers, operand_moves,
+};
 use crate::dtype::Dtype;
 use crate::fxhash::FxHashMap;
 use crate::level::Level;
@@ -39,6 +41,7 @@ pub static VALUE_ASSIGN: KernelDef = KernelDef {
     },
     cost: |spec, target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |_, out| {
         let (src, dst) = (out.scalar(0), out.scalar(1));
         out.line(format!("{dst} = {src};"));
@@ -57,6 +60,7 @@ pub static VALUE_CAST: KernelDef = KernelDef {
     },
     cost: |spec, target| 2 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let value = super::emit::read_value(spec, 0, out);
         let dst = out.scalar(1);
@@ -73,6 +77,7 @@ pub static VALUE_ONE_PREFIX: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |_, out| {
         let (src, dst) = (out.scalar(0), out.scalar(1));
         out.line(format!("{dst} = {src};"));
@@ -94,6 +99,7 @@ pub static VECTOR_ASSIGN: KernelDef = KernelDef {
     },
     cost: |spec, _| spec.operands().iter().map(TensorSpec::vector_count).max().unwrap_or(1),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = register_lanes(spec);
         if spec.operands()[0].level() == Level::VRF {
@@ -150,6 +156,7 @@ pub static VECTOR_CAST: KernelDef = KernelDef {
     },
     cost: |spec, _| 2 * spec.operands()[1].vector_count(),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let (src, dst) = (&spec.operands()[0], &spec.operands()[1]);
         let d = dst.vector_size().expect("VRF destination");
@@ -207,6 +214,7 @@ pub static VECTOR_PERMUTE: KernelDef = KernelDef {
         let src = &spec.operands()[0];
         1 + if src.level() == Level::VRF { 0 } else { src.volume() / u64::from(register_lanes(spec)) }
     },
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = register_lanes(spec);
         let (_, plan) = shuffle_plan(spec);
@@ -324,6 +332,7 @@ pub static MEMCPY: KernelDef = KernelDef {
     },
     cost: |spec, target: &Target| 1 + operand_moves(spec, target),
     registers: no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let (src, dst) = (out.address(0), out.address(1));
         let t = &spec.operands()[0];

@@ -16,7 +16,7 @@ use super::check::Checker;
 use super::elementwise::fold_max;
 use super::emit::{KernelEmitter, lanes, read_float, write_float};
 use super::helpers::Helper;
-use super::{KernelDef, KernelMismatch, SCALAR, VECTOR, operand_moves};
+use super::{KernelDef, KernelMismatch, SCALAR, VECTOR, any_register_tiles, operand_moves};
 use crate::dtype::Dtype;
 use crate::primitive::Primitive;
 use crate::spec::LogicalSpec;
@@ -82,6 +82,7 @@ pub static VALUE_SOFTMAX_COMPLETE: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| SCALAR_EXP + 4 + operand_moves(spec, target),
     registers: super::no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let exp = out.helper(Helper::ExpF32);
         let (x, m, d) = (read_float(spec, 0, out), read_float(spec, 1, out), read_float(spec, 2, out));
@@ -101,6 +102,7 @@ pub static VECTOR_SOFTMAX_COMPLETE: KernelDef = KernelDef {
     },
     cost: |spec, target| (VECTOR_EXP + 2) * vector_count(spec, 0) + 4 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 1,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let (m, d) = (out.scalar(1), out.scalar(2));
         let (mv, r) = (out.fresh("m"), out.fresh("r"));
@@ -127,6 +129,7 @@ pub static VALUE_SOFTMAX_DENOMINATOR: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| SCALAR_EXP + 2 + operand_moves(spec, target),
     registers: super::no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let exp = out.helper(Helper::ExpF32);
         let (x, m, d) = (read_float(spec, 0, out), read_float(spec, 1, out), read_float(spec, 2, out));
@@ -146,6 +149,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR: KernelDef = KernelDef {
     },
     cost: |spec, target| (VECTOR_EXP + 1) * vector_count(spec, 0) + 6 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = lanes(spec, 0);
         let m = out.scalar(1);
@@ -173,6 +177,7 @@ pub static VALUE_SOFTMAX_DENOMINATOR_AND_MAX: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 2 * SCALAR_EXP + 6 + operand_moves(spec, target),
     registers: super::no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let exp = out.helper(Helper::ExpF32);
         let max = out.helper(Helper::Max(Dtype::F32));
@@ -200,6 +205,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX: KernelDef = KernelDef {
     },
     cost: |spec, target| (VECTOR_EXP + 2) * vector_count(spec, 0) + 2 * SCALAR_EXP + 10 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 3,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = lanes(spec, 0);
         out.open("{".to_owned());
@@ -250,6 +256,7 @@ pub static VALUE_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: KernelDef = KernelDef {
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| 2 * SCALAR_EXP + 7 + operand_moves(spec, target),
     registers: super::no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let max = out.helper(Helper::Max(Dtype::F32));
         let (pm, pd) = (read_float(spec, 0, out), read_float(spec, 1, out));
@@ -276,6 +283,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_MAX_FROM_PARTS: KernelDef = KernelDef 
     },
     cost: |spec, target| (VECTOR_EXP + 3) * vector_count(spec, 0) + 2 * SCALAR_EXP + 10 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 3,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = lanes(spec, 0);
         out.open("{".to_owned());
@@ -309,6 +317,7 @@ pub static VALUE_SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX: KernelDef = KernelDe
     applies: |c, _| c.all_scalars(),
     cost: |spec, target| SCALAR_EXP + 3 + operand_moves(spec, target),
     registers: super::no_registers,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let exp = out.helper(Helper::ExpF32);
         let (x, m, d) = (read_float(spec, 0, out), read_float(spec, 1, out), read_float(spec, 2, out));
@@ -333,6 +342,7 @@ pub static VECTOR_SOFTMAX_DENOMINATOR_AND_UNSCALED_FROM_MAX: KernelDef = KernelD
     },
     cost: |spec, target| (VECTOR_EXP + 2) * vector_count(spec, 0) + 6 + operand_moves(spec, target),
     registers: |_, _| EXP_REGISTERS + 2,
+    register_tiles: any_register_tiles,
     emit: |spec, out| {
         let l = lanes(spec, 0);
         let m = out.scalar(1);
