@@ -192,10 +192,10 @@ impl KernelKind {
 
     /// Whether this kernel might implement some tile of `spec`, judging only by the operands
     /// `spec` holds in registers: they must be at levels the kernel accepts, and pass the
-    /// kernel's `register_tiles` test. Nothing moves out of a register level and tiling keeps
-    /// an operand's layout and vector size, so where this is false, no tile of `spec` (with any
-    /// operands in memory moved anywhere) is implemented by this kernel. Never false where the
-    /// kernel applies to `spec` or to one of its tiles.
+    /// kernel's `register_tiles` test. Nothing moves out of a register level, and a tile of an
+    /// operand keeps its dimension order and vector size, so where this is false, no tile of
+    /// `spec` (with its operands in memory moved anywhere) is implemented by this kernel. Never
+    /// false where the kernel applies to `spec` or to one of its tiles.
     pub fn may_take_register_tiles(self, spec: &LogicalSpec, target: &Target) -> bool {
         let levels_accepted = spec
             .operands()

@@ -123,8 +123,8 @@ fn broadcast_register_tiles(spec: &LogicalSpec, target: &Target) -> bool {
 }
 
 /// Whether some tile of the vector-register tensor `t` that extends along `dim` alone is
-/// contiguous and made of whole vectors. Tiling keeps the layout, so whether one exists depends
-/// on the tensor alone; the search asks about the same few tensors many times.
+/// contiguous and made of whole vectors. It depends on the tensor alone, and the search asks
+/// about the same few tensors many times.
 fn has_vector_line(t: &TensorSpec, dim: usize, target: &Target) -> bool {
     thread_local! {
         static ANSWERS: RefCell<FxHashMap<(TensorSpec, usize), bool>> = RefCell::default();
