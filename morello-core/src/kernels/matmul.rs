@@ -103,22 +103,24 @@ fn broadcast_applies(c: &Checker, target: &Target, bf16: bool) -> Result<(), Ker
     }
 }
 
-/// The broadcast kernels' demands on the operands a Matmul holds in vector registers, for some
-/// tile of it: the lhs and the rhs are not both there (one of them is the broadcast scalar, in
-/// RF or L1); an lhs there has a contiguous tile along m alone, and so must the output then (a
-/// `1×m×1×1` tile); an rhs there, along n alone (a `1×1×1×n` tile); an output there, along one
-/// of the two.
+/// The broadcast kernels' demands on the operands a Matmul holds in registers, for some tile of
+/// it: the lhs and the rhs are not both in vector registers (one of them is the broadcast
+/// scalar, in RF or L1); an lhs there has a contiguous tile along m alone, and so must the
+/// output then (a `1×m×1×1` tile); an rhs there, along n alone (a `1×1×1×n` tile); an output
+/// there, along m with an lhs that can still be moved to vector registers (not in RF), or
+/// along n with such an rhs.
 fn broadcast_register_tiles(spec: &LogicalSpec, target: &Target) -> bool {
     const M: usize = 1;
     const N: usize = 2;
     let operands = spec.operands();
     let in_vectors = |i: usize| operands[i].level() == Level::VRF;
     let vector_along = |i: usize, dim: usize| !in_vectors(i) || has_vector_line(&operands[i], dim, target);
+    let movable = |i: usize| operands[i].level() != Level::RF;
     match (in_vectors(0), in_vectors(1)) {
         (true, true) => false,
         (true, false) => vector_along(0, M) && vector_along(2, M),
         (false, true) => vector_along(1, N) && vector_along(2, N),
-        (false, false) => vector_along(2, M) || vector_along(2, N),
+        (false, false) => movable(0) && vector_along(2, M) || movable(1) && vector_along(2, N),
     }
 }
 
@@ -127,9 +129,9 @@ fn broadcast_register_tiles(spec: &LogicalSpec, target: &Target) -> bool {
 /// about the same few tensors many times.
 fn has_vector_line(t: &TensorSpec, dim: usize, target: &Target) -> bool {
     thread_local! {
-        static ANSWERS: RefCell<FxHashMap<(TensorSpec, usize), bool>> = RefCell::default();
+        static ANSWERS: RefCell<FxHashMap<(TensorSpec, usize, &'static str), bool>> = RefCell::default();
     }
-    let key = (t.clone(), dim);
+    let key = (t.clone(), dim, target.name);
     if let Some(known) = ANSWERS.with_borrow(|answers| answers.get(&key).copied()) {
         return known;
     }

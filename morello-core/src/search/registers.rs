@@ -59,6 +59,39 @@ mod tests {
         assert!(!unusable_registers(&logical(rhs), &X86_AVX512));
     }
 
+    #[test]
+    fn an_output_in_vector_registers_needs_an_input_that_can_become_vectors() {
+        let scalars = "MatmulAccum(1x1x1x8, (f32, RF), (f32, RF), (f32, VRF, row_major, v8))";
+        assert!(unusable_registers(&logical(scalars), &X86_AVX512));
+        let spec = Spec::new(logical(scalars), X86_AVX512.max_limits());
+        assert_eq!(exhaustive::optimal_cost(&spec, &X86_AVX512), None);
+        let movable = "MatmulAccum(1x1x1x8, (f32, RF), (f32, L1, row_major), (f32, VRF, row_major, v8))";
+        assert!(!unusable_registers(&logical(movable), &X86_AVX512));
+    }
+
+    /// Nested tiles reach tiles of a packed register operand that no single tile does (a tile
+    /// inside a strip); the rule looks at single tiles only, which is enough because every
+    /// nested tile, and its remainders, must be whole vectors too. Checked against the
+    /// exhaustive reference on both sides of the line.
+    #[test]
+    fn a_packed_register_lhs_is_judged_like_the_exhaustive_reference() {
+        let spec = |layout: &str, rows: u32| {
+            let text = format!(
+                "(MatmulAccum(1x{rows}x2x1, (f32, VRF, {layout}, v4), (f32, L1, row_major), (f32, L1, row_major)), \
+                 [64, 512, 32768, 1073741824])"
+            );
+            Spec::parse_for(&text, &X86_AVX2).unwrap()
+        };
+        // Strips of 6 rows: no run of whole 4-lane vectors along m.
+        let dead = spec("[1, 2, 1 p6]", 12);
+        assert!(unusable_registers(dead.logical(), &X86_AVX2));
+        assert_eq!(exhaustive::optimal_cost(&dead, &X86_AVX2), None);
+        // Strips of 8 rows: two vectors per strip.
+        let alive = spec("[1, 2, 1 p8]", 16);
+        assert!(!unusable_registers(alive.logical(), &X86_AVX2));
+        assert!(exhaustive::optimal_cost(&alive, &X86_AVX2).is_some());
+    }
+
     /// Every nesting order of `shape`'s dimensions.
     fn orders(shape: &[u32]) -> Vec<Layout> {
         let mut out: Vec<Layout> = Vec::new();
