@@ -2,12 +2,12 @@
 //!
 //! Nothing moves out of a register level, and the only rewrites of a Matmul are tiles,
 //! `to_accum`, moves and kernels: so an operand in registers reaches a kernel as a tile of
-//! itself, in the same layout and vector size, inside a MatmulAccum. Where no MatmulAccum
-//! kernel could take any tile of it ([`KernelKind::may_take_register_tiles`]), the Matmul has
-//! no implementation at any memory limits. The search would otherwise explore every tiling and
-//! move of its other operands before finding that nothing applies, or, under a budget, never
-//! find out. The common case is an input moved to vector registers in a layout that no tile
-//! of it is a contiguous row of, as the broadcast multiply-add needs.
+//! itself, in the same dimension order and vector size, inside a MatmulAccum. Where no
+//! MatmulAccum kernel could take any tile of it ([`KernelKind::may_take_register_tiles`]), the
+//! Matmul has no implementation at any memory limits. The search would otherwise explore every
+//! tiling and move of its other operands before finding that nothing applies, or, under a
+//! budget, never find out. The common case is an input moved to vector registers in a layout
+//! that no tile of it is a contiguous row of, as the broadcast multiply-add needs.
 
 use crate::kernels::KernelKind;
 use crate::primitive::Primitive;
@@ -155,7 +155,7 @@ mod tests {
         let mut applied = 0;
         for target in [&X86_AVX512, &X86_AVX2] {
             for dtypes in DTYPES {
-                for (&m, &k, &n) in itertools_free_product(&sizes) {
+                for (&m, &k, &n) in triples(&sizes) {
                     for spec in register_matmuls([1, m, k, n], dtypes, true, target) {
                         for kernel in KernelKind::ALL.iter().filter(|k| k.implements(Primitive::Matmul { accum: true }))
                         {
@@ -171,7 +171,8 @@ mod tests {
         assert!(applied > 100, "only {applied} applications checked");
     }
 
-    fn itertools_free_product(sizes: &[u32]) -> impl Iterator<Item = (&u32, &u32, &u32)> {
+    /// Every (m, k, n) of `sizes`.
+    fn triples(sizes: &[u32]) -> impl Iterator<Item = (&u32, &u32, &u32)> {
         sizes.iter().flat_map(move |m| sizes.iter().flat_map(move |k| sizes.iter().map(move |n| (m, k, n))))
     }
 
@@ -182,7 +183,7 @@ mod tests {
         let sizes = [2, 4, 16];
         let mut dead = 0;
         for target in [&X86_AVX512, &X86_AVX2] {
-            for (&m, &k, &n) in itertools_free_product(&sizes) {
+            for (&m, &k, &n) in triples(&sizes) {
                 for accum in [false, true] {
                     for logical in register_matmuls([1, m, k, n], DTYPES[0], accum, target) {
                         if !unusable_registers(&logical, target) {
@@ -217,7 +218,7 @@ mod tests {
     fn dead_ends_have_no_implementation() {
         let sizes = [1, 2, 4];
         let (mut dead, mut checked) = (0, 0);
-        for (&m, &k, &n) in itertools_free_product(&sizes) {
+        for (&m, &k, &n) in triples(&sizes) {
             for logical in register_matmuls([1, m, k, n], DTYPES[0], true, &X86_AVX2) {
                 if unusable_registers(&logical, &X86_AVX2) {
                     dead += 1;
