@@ -287,6 +287,10 @@ impl Synthesizer {
     /// budget, and what a failed attempt proves (lower bounds, solved sub-Specs) is kept for the
     /// next, so the result is the optimum.
     fn solve_with_rising_budget(&mut self, spec: &Spec) -> Outcome {
+        // Every other Spec the search meets has passed `child_bounds`, which rules these out.
+        if registers::unusable_registers(spec.logical(), self.target) {
+            return Outcome::Solved(None, unbounded());
+        }
         let mut budget = raise(self.estimated_bound(spec.logical()));
         let mut failed = 0;
         loop {
@@ -336,9 +340,6 @@ impl Synthesizer {
         if let Some(horizon) = staging::unstageable(spec, self.target) {
             self.memo.put(spec, None, horizon);
             return Outcome::Solved(None, horizon);
-        }
-        if registers::unusable_registers(spec.logical(), self.target) {
-            return Outcome::Solved(None, unbounded());
         }
         let mut floor = None;
         if *spec.limits() != self.target.max_limits() && spec.logical().volume() <= PROBE_MAX_VOLUME {

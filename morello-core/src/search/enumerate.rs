@@ -248,7 +248,7 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
 }
 
 /// Every nesting order of the dimensions larger than 1, as fully contiguous layouts.
-fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
+pub(super) fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
     let dims: Vec<u8> = (0..shape.len() as u8).filter(|&d| shape[usize::from(d)] > 1).collect();
     let mut out = Vec::new();
     permutations(&dims, &mut Vec::new(), &mut |order| out.push(Layout::from_order(shape, order.iter().copied())));
