@@ -1,7 +1,10 @@
 //! Where build scripts keep the synthesis database, and how they open and save it.
 //!
-//! One file per target, `<dir>/<target>.morellodb` (`<dir>/<target>.slack<P>.morellodb` for
-//! results found with a slack of `P` percent, which are not optima and are kept apart).
+//! One file per target and [`SearchMode`]: `<dir>/<target>.morellodb` for optima;
+//! `<dir>/<target>.slack<P>.morellodb` for results found with a slack of `P` percent and
+//! `<dir>/<target>.fixed-output-layouts.morellodb` for results of a narrowed search space
+//! (`<target>.slack<P>.fixed-output-layouts.morellodb` for both), which are not optima and are
+//! kept apart.
 //! `<dir>` is `$MORELLO_DB_DIR` if set (a team's shared database, or one committed to the
 //! repository), else `morello/` in Cargo's target directory, shared by every crate of the
 //! workspace. With `MORELLO_OFFLINE=1` the build never synthesizes: kernels come from the
@@ -9,7 +12,7 @@
 
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
-use morello_core::search::Slack;
+use morello_core::search::{SearchSpace, Slack, Synthesizer};
 use morello_core::target::Target;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +24,10 @@ pub const OFFLINE_ENV: &str = "MORELLO_OFFLINE";
 /// Environment variable that lets synthesis return implementations up to this many percent
 /// above the optimum, for a faster search (see [`Slack`]).
 pub const SLACK_ENV: &str = "MORELLO_SLACK";
+
+/// Environment variable naming a narrowed search space, for a faster search (see
+/// [`SearchSpace`]).
+pub const SEARCH_SPACE_ENV: &str = "MORELLO_SEARCH_SPACE";
 
 /// The directory under Cargo's target directory that holds the databases by default.
 pub const SUBDIRECTORY: &str = "morello";
@@ -40,35 +47,96 @@ pub fn offline() -> bool {
     std::env::var(OFFLINE_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The slack `MORELLO_SLACK` asks for: exact if unset or empty; an error message naming the
-/// variable if it is not a percentage.
-pub fn slack() -> Result<Slack, String> {
-    match std::env::var(SLACK_ENV) {
-        Ok(text) if !text.trim().is_empty() => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}")),
-        _ => Ok(Slack::EXACT),
+/// How synthesis searches: the two opt-in trades of optimality for search time. Results of
+/// different modes are kept in different files.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct SearchMode {
+    /// How far above the optimum results may be.
+    pub slack: Slack,
+    /// Which rewrites the search considers.
+    pub space: SearchSpace,
+}
+
+impl SearchMode {
+    /// The exact search: optima of the full space.
+    pub const EXACT: SearchMode = SearchMode { slack: Slack::EXACT, space: SearchSpace::Full };
+
+    /// The mode `MORELLO_SLACK` and `MORELLO_SEARCH_SPACE` ask for (exact where unset or
+    /// empty), or an error message naming the variable whose value is wrong.
+    pub fn from_env() -> Result<SearchMode, String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|text| !text.trim().is_empty());
+        let slack = match var(SLACK_ENV) {
+            Some(text) => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}"))?,
+            None => Slack::EXACT,
+        };
+        let space = match var(SEARCH_SPACE_ENV) {
+            Some(text) => text.parse().map_err(|e| format!("error: morello: {SEARCH_SPACE_ENV}: {e}"))?,
+            None => SearchSpace::Full,
+        };
+        Ok(SearchMode { slack, space })
+    }
+
+    /// Whether this is [`SearchMode::EXACT`].
+    pub fn is_exact(self) -> bool {
+        self == SearchMode::EXACT
+    }
+
+    /// Sets `synth` (which has not searched yet) to search this way.
+    pub fn configure(self, synth: &mut Synthesizer) {
+        synth.set_slack(self.slack);
+        synth.set_search_space(self.space);
+    }
+
+    /// The part of a database file's name after the target that says how its results were
+    /// found: nothing for optima.
+    fn tag(self) -> String {
+        let mut tag = String::new();
+        if !self.slack.is_exact() {
+            tag += &format!("{SLACK_TAG}{}", self.slack.as_percent());
+        }
+        if !self.space.is_full() {
+            tag += &format!(".{}", self.space.name());
+        }
+        tag
     }
 }
 
-/// The database file of `target` in `dir` for results found with `slack`.
-pub fn path(dir: &Path, target: &Target, slack: Slack) -> PathBuf {
-    dir.join(format!("{}{}.morellodb", target.name, slack_tag(slack)))
+impl std::fmt::Display for SearchMode {
+    /// "exact results", or what else the results are.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.slack.is_exact(), self.space.is_full()) {
+            (true, true) => write!(f, "exact results"),
+            (false, true) => write!(f, "results found with {} slack", self.slack),
+            (true, false) => write!(f, "results of the {} search space", self.space),
+            (false, false) => write!(f, "results found with {} slack in the {} search space", self.slack, self.space),
+        }
+    }
 }
 
-/// Whether the name of `file` says it holds results found with `slack`, as [`path`] names
-/// them: `.slack<P>.` in it for a slack of `P` percent, no `.slack` at all for optima.
-pub fn named_for(file: &Path, slack: Slack) -> bool {
+/// The database file of `target` in `dir` for results found in `mode`.
+pub fn path(dir: &Path, target: &Target, mode: SearchMode) -> PathBuf {
+    dir.join(format!("{}{}.morellodb", target.name, mode.tag()))
+}
+
+/// Whether the name of `file` says it holds results found in `mode`, as [`path`] names them:
+/// `.slack<P>.` in it for a slack of `P` percent and no `.slack` for none; `.<space>.` for a
+/// narrowed search space and no narrowed space's name for the full one.
+pub fn named_for(file: &Path, mode: SearchMode) -> bool {
     let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    if slack.is_exact() { !name.contains(SLACK_TAG) } else { name.contains(&format!("{}.", slack_tag(slack))) }
+    let slack_named = if mode.slack.is_exact() {
+        !name.contains(SLACK_TAG)
+    } else {
+        name.contains(&format!("{SLACK_TAG}{}.", mode.slack.as_percent()))
+    };
+    let space_named = SearchSpace::ALL
+        .into_iter()
+        .filter(|space| !space.is_full())
+        .all(|space| name.contains(&format!(".{space}.")) == (space == mode.space));
+    slack_named && space_named
 }
 
 /// What marks a database file of results found with slack.
 const SLACK_TAG: &str = ".slack";
-
-/// The part of a database file's name after the target that says which slack its results were
-/// found with: nothing for optima.
-fn slack_tag(slack: Slack) -> String {
-    if slack.is_exact() { String::new() } else { format!("{SLACK_TAG}{}", slack.as_percent()) }
-}
 
 /// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`; if
 /// there is none (not run by Cargo), `OUT_DIR` itself.
@@ -89,4 +157,38 @@ pub fn open(path: &Path, target: &'static Target) -> Database {
 /// Adds what `db` learned to the file at `path`, keeping what other builds wrote meanwhile.
 pub fn save(db: &mut Database, path: &Path) -> Result<(), String> {
     file::save(db, path).map_err(|e| format!("error: morello: cannot save the synthesis database: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morello_core::target::X86_AVX512;
+
+    #[test]
+    fn each_mode_has_its_own_file_and_recognizes_only_it() {
+        let slack = Slack::percent(25).unwrap();
+        let modes = [
+            SearchMode::EXACT,
+            SearchMode { slack, space: SearchSpace::Full },
+            SearchMode { slack: Slack::EXACT, space: SearchSpace::FixedOutputLayouts },
+            SearchMode { slack, space: SearchSpace::FixedOutputLayouts },
+        ];
+        let names: Vec<PathBuf> = modes.iter().map(|&m| path(Path::new("db"), &X86_AVX512, m)).collect();
+        assert_eq!(
+            names.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+            [
+                "db/x86-avx512.morellodb",
+                "db/x86-avx512.slack25.morellodb",
+                "db/x86-avx512.fixed-output-layouts.morellodb",
+                "db/x86-avx512.slack25.fixed-output-layouts.morellodb",
+            ]
+        );
+        for (i, name) in names.iter().enumerate() {
+            for (j, &mode) in modes.iter().enumerate() {
+                assert_eq!(named_for(name, mode), i == j, "{} for {mode}", name.display());
+            }
+        }
+        let other_slack = SearchMode { slack: Slack::percent(2).unwrap(), space: SearchSpace::Full };
+        assert!(!named_for(&names[1], other_slack));
+    }
 }

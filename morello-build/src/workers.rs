@@ -9,11 +9,12 @@
 //! change its results (see `Synthesizer::set_threads`). Everything every worker solved is
 //! added to one database at the end.
 
+use crate::database::SearchMode;
 use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::{Slack, Synthesizer};
+use morello_core::search::Synthesizer;
 use std::time::{Duration, Instant};
 
 /// How one kernel's synthesis went.
@@ -51,8 +52,8 @@ pub(crate) fn thread_budget() -> usize {
 pub(crate) struct Mode {
     /// Only read the database.
     pub offline: bool,
-    /// How far above the optimum results may be.
-    pub slack: Slack,
+    /// Slack and search space.
+    pub search: SearchMode,
 }
 
 /// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`.
@@ -77,7 +78,7 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, thre
                     .spawn_scoped(scope, move || {
                         let mut synth = Synthesizer::with_database(db);
                         synth.set_offline(mode.offline);
-                        synth.set_slack(mode.slack);
+                        mode.search.configure(&mut synth);
                         synth.set_threads(search_threads);
                         let solved: Vec<Solved> =
                             jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();

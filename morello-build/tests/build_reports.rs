@@ -131,7 +131,14 @@ fn build_helper_reports_and_builds() {
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
 
     several_kernels_on_two_threads(&root, &db_dir);
-    slack_results_keep_to_their_own_file(&root, &db_dir);
+    opt_in_results_keep_to_their_own_file(&root, &db_dir, "MORELLO_SLACK", ["50%", "50"], "x86-avx2.slack50.morellodb");
+    opt_in_results_keep_to_their_own_file(
+        &root,
+        &db_dir,
+        "MORELLO_SEARCH_SPACE",
+        ["fixed-output-layouts", " fixed-output-layouts "],
+        "x86-avx2.fixed-output-layouts.morellodb",
+    );
 
     write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
     let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();
@@ -173,26 +180,30 @@ fn several_kernels_on_two_threads(root: &Path, db_dir: &Path) {
     check_saved_kernels(&db_dir.join("x86-avx2.morellodb"), &X86_AVX2, &specs);
 }
 
-/// `MORELLO_SLACK`: a bad value is reported naming the variable; a good one synthesizes into a
-/// file of its own, leaving the exact database as it was, and its kernels are correct.
-fn slack_results_keep_to_their_own_file(root: &Path, db_dir: &Path) {
+/// An opt-in search mode set by `variable` (`MORELLO_SLACK`, `MORELLO_SEARCH_SPACE`): a bad
+/// value is reported naming the variable; a good one synthesizes into the file `file` of its
+/// own, leaving the exact database as it was, a second build reads it back, and its kernels are
+/// correct.
+fn opt_in_results_keep_to_their_own_file(root: &Path, db_dir: &Path, variable: &str, values: [&str; 2], file: &str) {
     let exact_file = db_dir.join("x86-avx2.morellodb");
     let exact_before = std::fs::read(&exact_file).unwrap();
     let text = "Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL))";
-    write(root, "slack.rs", &format!("morello::kernel! {{\n    pub fn within({text});\n}}\n"));
-    let build = |slack: &str| {
-        with_env("MORELLO_SLACK", slack, || morello_build::Build::new().file("src/slack.rs").try_compile("slack"))
+    write(root, "opt_in.rs", &format!("morello::kernel! {{\n    pub fn opt_in({text});\n}}\n"));
+    let build = |value: &str| {
+        with_env(variable, value, || morello_build::Build::new().file("src/opt_in.rs").try_compile("opt_in"))
     };
     let err = build("lots").unwrap_err().to_string();
-    assert!(err.contains("MORELLO_SLACK: `lots` is not a slack"), "{err}");
+    assert!(err.contains(&format!("{variable}: `lots` is not a")), "{err}");
 
-    let built = build("50%").unwrap();
+    let [value, same_value] = values;
+    let built = build(value).unwrap();
     assert!(built.specs_searched > 0);
     assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
-    let slack_file = db_dir.join("x86-avx2.slack50.morellodb");
-    let (_, report) = morello_core::db::file::load(&slack_file, &X86_AVX2);
+    let own_file = db_dir.join(file);
+    let (_, report) = morello_core::db::file::load(&own_file, &X86_AVX2);
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
-    let again = build("50").unwrap();
-    assert_eq!(again.specs_searched, 0, "the second build with the same slack searched");
-    check_saved_kernels(&slack_file, &X86_AVX2, &[text]);
+    let again = build(same_value).unwrap();
+    assert_eq!(again.specs_searched, 0, "the second build with {variable}={same_value} searched");
+    check_saved_kernels(&own_file, &X86_AVX2, &[text]);
+    std::fs::remove_file(&own_file).unwrap();
 }

@@ -72,6 +72,12 @@ fn synthesize_fills_the_database_for_offline_builds() {
     assert!(!ok && stderr.contains("--spec:"), "{stderr}");
     let (ok, _, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db]);
     assert!(!ok && stderr.contains("synthesize needs --spec"), "{stderr}");
+    let (ok, _, stderr) = morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--space", "x"]);
+    assert!(!ok && stderr.contains("--space: `x` is not a search space"), "{stderr}");
+    // Results of a narrowed search space never go into a file of optima.
+    let narrowed = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--space", "fixed-output-layouts"];
+    let (ok, _, stderr) = morello_db(&narrowed);
+    assert!(!ok && stderr.contains("x86-avx512.fixed-output-layouts.morellodb"), "{stderr}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,10 +12,12 @@
 //! The search uses every core (`MORELLO_BENCH_THREADS` sets the number of threads; see
 //! `Synthesizer::set_threads`). `MORELLO_BENCH_SIZES=4,16` chooses other sizes.
 //! `MORELLO_BENCH_SLACKS=0,25` also runs each size with a bounded-suboptimal search (25% slack;
-//! see `morello_core::search::Slack`) and prints its cost against the exact one's.
+//! see `morello_core::search::Slack`), and `MORELLO_BENCH_SPACES=full,fixed-output-layouts` in a
+//! narrowed search space (see `morello_core::search::SearchSpace`); each such run prints its
+//! cost against the exact one's (slack 0 in the full space), when that ran first.
 
 use morello_core::db::{Database, file};
-use morello_core::search::{Slack, Synthesizer};
+use morello_core::search::{SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 use std::collections::BTreeMap;
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "MORELLO_BENCH_CHILD";
 const SLACK_ENV: &str = "MORELLO_BENCH_SLACK";
+const SPACE_ENV: &str = "MORELLO_BENCH_SPACE";
 const THREADS_ENV: &str = "MORELLO_BENCH_THREADS";
 
 /// Sizes and their cold-synthesis targets.
@@ -46,11 +49,29 @@ fn peak_rss_mib() -> f64 {
     kib / 1024.0
 }
 
+/// How a run searches: with what slack, in which space.
+#[derive(Clone, Copy)]
+struct Variant {
+    slack: Slack,
+    space: SearchSpace,
+}
+
+impl Variant {
+    fn is_exact(self) -> bool {
+        self.slack.is_exact() && self.space.is_full()
+    }
+
+    fn configure(self, synth: &mut Synthesizer) {
+        synth.set_slack(self.slack);
+        synth.set_search_space(self.space);
+    }
+}
+
 /// One size, in this process: prints one `key=value` line for the parent.
-fn child(n: u32, limit: Duration, slack: Slack, threads: usize) {
+fn child(n: u32, limit: Duration, variant: Variant, threads: usize) {
     let spec = spec(n);
     let mut synth = Synthesizer::with_database(Database::new(&X86_AVX512));
-    synth.set_slack(slack);
+    variant.configure(&mut synth);
     synth.set_threads(threads);
     synth.set_deadline(Instant::now() + limit);
     let start = Instant::now();
@@ -72,7 +93,7 @@ fn child(n: u32, limit: Duration, slack: Slack, threads: usize) {
         let start = Instant::now();
         let (db, _) = file::load(&path, &X86_AVX512);
         let mut warm = Synthesizer::with_database(db);
-        warm.set_slack(slack);
+        variant.configure(&mut warm);
         let query = Instant::now();
         let imp = warm.synthesize(&spec).expect("the warm database answers");
         warm_query_ms = query.elapsed().as_secs_f64() * 1e3;
@@ -110,7 +131,8 @@ fn main() {
     if let Ok(n) = std::env::var(CHILD_ENV) {
         let limit = std::env::var("MORELLO_BENCH_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
         let slack = std::env::var(SLACK_ENV).map_or(Slack::EXACT, |s| s.parse().expect("a slack"));
-        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), slack, threads());
+        let space = std::env::var(SPACE_ENV).map_or(SearchSpace::Full, |s| s.parse().expect("a search space"));
+        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), Variant { slack, space }, threads());
         return;
     }
     let sizes: Vec<u32> = std::env::var("MORELLO_BENCH_SIZES")
@@ -119,13 +141,17 @@ fn main() {
     let slacks: Vec<Slack> = std::env::var("MORELLO_BENCH_SLACKS")
         .map(|s| s.split(',').map(|x| x.parse().expect("slacks are percentages")).collect())
         .unwrap_or_else(|_| vec![Slack::EXACT]);
+    let spaces: Vec<SearchSpace> = std::env::var("MORELLO_BENCH_SPACES")
+        .map(|s| s.split(',').map(|x| x.parse().unwrap_or_else(|e| panic!("MORELLO_BENCH_SPACES: {e}"))).collect())
+        .unwrap_or_else(|_| vec![SearchSpace::Full]);
     let exe = std::env::current_exe().expect("the benchmark's path");
     println!("Synthesis of f32 Matmul 1xNxNxN (GL, row-major, serial) for x86-avx512, one process per N,");
     println!("each from an empty database, searching on {} thread(s);", threads());
     println!("warm = load the saved database + the same query.\n");
     println!(
-        "{:>5} {:>5} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>10}",
+        "{:>5} {:>20} {:>5} {:>8} {:>9} {:>10} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>10}",
         "N",
+        "space",
         "slack",
         "target",
         "cold",
@@ -138,27 +164,31 @@ fn main() {
         "warm",
         "warm query"
     );
-    // Exact costs per N, for the slack runs' gaps.
+    // Exact costs per N, for the other runs' gaps.
     let mut exact_costs: BTreeMap<u32, u64> = BTreeMap::new();
-    for slack in slacks {
-        for &n in &sizes {
-            let cost = run_size(&exe, n, slack, exact_costs.get(&n).copied());
-            if let (true, Some(cost)) = (slack.is_exact(), cost) {
-                exact_costs.insert(n, cost);
+    for &space in &spaces {
+        for &slack in &slacks {
+            let variant = Variant { slack, space };
+            for &n in &sizes {
+                let cost = run_size(&exe, n, variant, exact_costs.get(&n).copied());
+                if let (true, Some(cost)) = (variant.is_exact(), cost) {
+                    exact_costs.insert(n, cost);
+                }
             }
         }
     }
 }
 
-/// Runs size `n` with `slack` in a child process and prints its row, with the gap to the exact
-/// search's cost `exact` if known; returns the cost found.
-fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact: Option<u64>) -> Option<u64> {
+/// Runs size `n` searching as `variant` says in a child process and prints its row, with the
+/// gap to the exact search's cost `exact` if known; returns the cost found.
+fn run_size(exe: &std::path::Path, n: u32, variant: Variant, exact: Option<u64>) -> Option<u64> {
     let target = TARGETS.iter().find(|t| t.0 == n).map(|t| t.1);
     let default_limit = target.map_or(600.0, |t| 2.0 * t as f64);
     let limit = std::env::var("MORELLO_BENCH_LIMIT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default_limit);
     let out = Command::new(exe)
         .env(CHILD_ENV, n.to_string())
-        .env(SLACK_ENV, slack.as_percent().to_string())
+        .env(SLACK_ENV, variant.slack.as_percent().to_string())
+        .env(SPACE_ENV, variant.space.name())
         .env("MORELLO_BENCH_LIMIT", limit.to_string())
         .output()
         .expect("running a benchmark process");
@@ -173,14 +203,15 @@ fn run_size(exe: &std::path::Path, n: u32, slack: Slack, exact: Option<u64>) -> 
     let ms = |key: &str| if finished { format!("{} ms", field(line, key)) } else { "-".to_owned() };
     let cost: Option<u64> = field(line, "cost").parse().ok();
     let gap = match (exact, cost) {
-        (Some(exact), Some(cost)) if !slack.is_exact() => {
+        (Some(exact), Some(cost)) if !variant.is_exact() => {
             format!(", {:+.2}% against the exact search", (cost as f64 / exact as f64 - 1.0) * 100.0)
         }
         _ => String::new(),
     };
     println!(
-        "{n:>5} {:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>9} {:>10}{}",
-        slack.to_string(),
+        "{n:>5} {:>20} {:>5} {:>8} {:>9} {:>10} {:>6} MiB {:>9} {:>8} {:>12} {:>8} B {:>9} {:>10}{}",
+        variant.space.name(),
+        variant.slack.to_string(),
         target.map_or("-".to_owned(), |t| format!("{t} s")),
         cold,
         field(line, "searched"),

@@ -3,7 +3,8 @@
 //! For a Spec, every applicable rewrite from [`actions`] is applied, its child Specs are solved
 //! recursively, and the rewrite with the lowest composed [`Cost`] wins. Everything below is
 //! exact: it finds the same optimum as exhaustive enumeration, only faster. Only an opt-in
-//! [`Slack`] trades optimality for time, with a proven bound on what it gives up.
+//! [`Slack`] trades optimality for time, with a proven bound on what it gives up, and an opt-in
+//! [`SearchSpace`] narrows the rewrites considered, with its gap measured.
 //!
 //! **Boxes of memory limits.** Solving at limits `U` yields a decision with peak `P <= U` and a
 //! *horizon* `H >= U`: per level, the largest limit at which no rewrite rejected for lack of
@@ -64,6 +65,7 @@ mod parallel;
 mod registers;
 mod shared_memo;
 mod slack;
+mod space;
 mod staging;
 
 pub use bounds::spec_lower_bound;
@@ -74,6 +76,7 @@ pub use memo::{Decision, Entry, Memo};
 use parallel::CandidateOrder;
 use shared_memo::SharedMemo;
 pub use slack::{ParseSlackError, Slack};
+pub use space::{ParseSearchSpaceError, SearchSpace};
 
 use crate::cost::{Cost, node_cost};
 use crate::db::Database;
@@ -137,6 +140,7 @@ pub struct Synthesizer {
     db: Option<Arc<Database>>,
     offline: bool,
     slack: Slack,
+    space: SearchSpace,
     deadline: Option<Instant>,
     timed_out: bool,
     stats: SynthesisStats,
@@ -187,6 +191,7 @@ impl Synthesizer {
             db: None,
             offline: false,
             slack: Slack::EXACT,
+            space: SearchSpace::Full,
             deadline: None,
             timed_out: false,
             stats: SynthesisStats::default(),
@@ -219,6 +224,22 @@ impl Synthesizer {
     /// The slack set with [`Synthesizer::set_slack`].
     pub fn slack(&self) -> Slack {
         self.slack
+    }
+
+    /// Considers only the rewrites of `space` (see [`SearchSpace`]). Call it before the first
+    /// search.
+    ///
+    /// # Panics
+    ///
+    /// If this synthesizer has searched already: its memo table holds results of another space.
+    pub fn set_search_space(&mut self, space: SearchSpace) {
+        assert!(self.memo.entries() == 0 && self.stats.specs_solved == 0, "the search space is set before searching");
+        self.space = space;
+    }
+
+    /// The search space set with [`Synthesizer::set_search_space`].
+    pub fn search_space(&self) -> SearchSpace {
+        self.space
     }
 
     /// Whether the deadline passed during a search.
@@ -494,7 +515,10 @@ impl Synthesizer {
         // only at maximum limits: elsewhere their horizon is needed, which means applying them.
         let at_max = *spec.limits() == self.target.max_limits();
         let known = self.memo.take_learned(spec);
-        let candidates = actions(spec, self.target);
+        let mut candidates = actions(spec, self.target);
+        if !self.space.is_full() {
+            candidates.retain(|action| self.space.allows(spec, action));
+        }
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;

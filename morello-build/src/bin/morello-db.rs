@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--threads N] [--db FILE] [--emit-c FILE]
-//! morello-db stats --target avx512 [--slack PERCENT] [--db FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--db FILE] [--emit-c FILE]
+//! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! ```
 //!
 //! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
@@ -12,20 +12,24 @@
 //! The search uses every core unless `--threads N` says otherwise; the result is the same.
 //! With `--slack P`, the search may return implementations up to `P` percent above the
 //! optimum, much faster for large Specs; they go to the file build scripts use with
-//! `MORELLO_SLACK=P`. With `--emit-c FILE`, the kernel's C (exported as `kernel`, with its
+//! `MORELLO_SLACK=P`. With `--space fixed-output-layouts`, the search leaves out relayouts of
+//! outputs within global memory (much faster for large Matmuls, at a small measured cost; see
+//! `morello_core::search::SearchSpace`); results go to the file build scripts use with
+//! `MORELLO_SEARCH_SPACE=fixed-output-layouts`. With `--emit-c FILE`, the kernel's C (exported as `kernel`, with its
 //! implementation in the opening comment) is also written to `FILE`, to read or to time outside
 //! a crate.
 //!
-//! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`)
+//! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
+//! `<target>.fixed-output-layouts.morellodb`, `<target>.slack<P>.fixed-output-layouts.morellodb`)
 //! where `<dir>` is `$MORELLO_DB_DIR` or `target/morello` — the file build scripts of this
 //! workspace use.
 
-use morello_build::database;
+use morello_build::database::{self, SearchMode};
 use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
-use morello_core::search::{Slack, Synthesizer};
+use morello_core::search::{SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
@@ -35,8 +39,8 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--threads N] [--db FILE] [--emit-c FILE]
-  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--db FILE]";
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--db FILE] [--emit-c FILE]
+  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -53,8 +57,8 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
-        "synthesize" => &["target", "spec", "deadline", "slack", "threads", "db", "emit-c"],
-        "stats" => &["target", "slack", "db"],
+        "synthesize" => &["target", "spec", "deadline", "slack", "space", "threads", "db", "emit-c"],
+        "stats" => &["target", "slack", "space", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
     if let Some(name) = options.keys().find(|name| !allowed.contains(&name.as_str())) {
@@ -65,12 +69,17 @@ fn run(args: Vec<String>) -> Result<(), String> {
         Some(text) => text.parse().map_err(|e| format!("--slack: {e}"))?,
         None => Slack::EXACT,
     };
+    let space: SearchSpace = match options.get("space") {
+        Some(text) => text.parse().map_err(|e| format!("--space: {e}"))?,
+        None => SearchSpace::Full,
+    };
+    let mode = SearchMode { slack, space };
     if let Some(file) = options.get("db") {
-        check_slack_in_name(Path::new(file), target, slack)?;
+        check_mode_in_name(Path::new(file), target, mode)?;
     }
     let path = options.get("db").map(PathBuf::from).unwrap_or_else(|| {
         let dir = database::directory_from_env().unwrap_or_else(|| Path::new("target").join(database::SUBDIRECTORY));
-        database::path(&dir, target, slack)
+        database::path(&dir, target, mode)
     });
     match command.as_str() {
         "precompute" => {
@@ -94,7 +103,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
             print_stats(&db, &path);
             Ok(())
         }
-        "synthesize" => synthesize(&options, target, slack, &path),
+        "synthesize" => synthesize(&options, target, mode, &path),
         "stats" => {
             let (db, report) = file::load(&path, target);
             match report {
@@ -113,7 +122,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
 fn synthesize(
     options: &BTreeMap<String, String>,
     target: &'static Target,
-    slack: Slack,
+    mode: SearchMode,
     path: &Path,
 ) -> Result<(), String> {
     let text = options.get("spec").ok_or_else(|| format!("synthesize needs --spec \"<Spec>\"\n{USAGE}"))?;
@@ -123,7 +132,7 @@ fn synthesize(
         eprintln!("ignoring {}: {reason}; it will be rebuilt", path.display());
     }
     let mut synth = Synthesizer::with_database(db);
-    synth.set_slack(slack);
+    mode.configure(&mut synth);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match number(options, "threads")? {
         Some(0) => return Err("--threads 0: a search needs at least one thread".to_owned()),
@@ -132,7 +141,7 @@ fn synthesize(
     if let Some(secs) = number(options, "deadline")? {
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
-    let within = if slack.is_exact() { String::new() } else { format!(" (within {slack} of the optimum)") };
+    let within = if mode.is_exact() { String::new() } else { format!(" ({mode})") };
     eprintln!(
         "synthesizing {spec}{within} for {} on {} thread(s) into {} ...",
         target.name,
@@ -185,16 +194,15 @@ fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
 /// How often [`with_heartbeat`] reports.
 const HEARTBEAT: Duration = Duration::from_secs(30);
 
-/// Results found with slack are not optima: a file named for one slack (or for none, see
-/// [`database::path`]) must not receive another's.
-fn check_slack_in_name(file: &Path, target: &Target, slack: Slack) -> Result<(), String> {
-    if database::named_for(file, slack) {
+/// Results found with slack or in a narrowed space are not optima: a file named for one
+/// search mode (see [`database::path`]) must not receive another's.
+fn check_mode_in_name(file: &Path, target: &Target, mode: SearchMode) -> Result<(), String> {
+    if database::named_for(file, mode) {
         return Ok(());
     }
-    let example = database::path(Path::new(""), target, slack);
-    let kind = if slack.is_exact() { "exact results".to_owned() } else { format!("results found with {slack} slack") };
+    let example = database::path(Path::new(""), target, mode);
     Err(format!(
-        "--db {}: {kind} are kept apart from others; give a file named as `{}` is",
+        "--db {}: {mode} are kept apart from others; give a file named as `{}` is",
         file.display(),
         example.display()
     ))

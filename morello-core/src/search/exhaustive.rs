@@ -4,9 +4,10 @@
 //! exact limits, memoized by exact Spec, no bounds, no pruning, no limit boxes. [`all_impls`]
 //! goes further and enumerates every complete implementation, costing each from scratch, so it
 //! also checks that composing optimal children is optimal. Both are exponential; use them on
-//! small Specs and small limits.
+//! small Specs and small limits. [`optimal_cost_in`] is [`optimal_cost`] over a narrowed
+//! [`SearchSpace`].
 
-use super::actions;
+use super::{SearchSpace, actions};
 use crate::cost::{Cost, impl_cost, node_cost};
 use crate::fxhash::FxHashMap;
 use crate::imp::Impl;
@@ -15,15 +16,22 @@ use crate::target::Target;
 
 /// The optimal cost of `spec` by plain memoized recursion over all rewrites.
 pub fn optimal_cost(spec: &Spec, target: &Target) -> Option<Cost> {
-    fn solve(spec: &Spec, target: &Target, memo: &mut FxHashMap<Spec, Option<Cost>>) -> Option<Cost> {
+    optimal_cost_in(spec, target, SearchSpace::Full)
+}
+
+/// The optimal cost of `spec` by plain memoized recursion over the rewrites of `space`.
+pub fn optimal_cost_in(spec: &Spec, target: &Target, space: SearchSpace) -> Option<Cost> {
+    type Known = FxHashMap<Spec, Option<Cost>>;
+    fn solve(spec: &Spec, target: &Target, space: SearchSpace, memo: &mut Known) -> Option<Cost> {
         if let Some(&known) = memo.get(spec) {
             return known;
         }
         let mut best: Option<Cost> = None;
-        for action in actions(spec, target) {
+        for action in actions(spec, target).into_iter().filter(|a| space.allows(spec, a)) {
             let Ok(node) = action.apply(spec, target) else { continue };
             let imp = Impl { spec: spec.clone(), node };
-            let children: Option<Vec<Cost>> = imp.children().iter().map(|c| solve(&c.spec, target, memo)).collect();
+            let children: Option<Vec<Cost>> =
+                imp.children().iter().map(|c| solve(&c.spec, target, space, memo)).collect();
             if let Some(children) = children {
                 let cost = node_cost(spec, &imp.node, &children, target);
                 if best.is_none_or(|b| cost < b) {
@@ -34,7 +42,7 @@ pub fn optimal_cost(spec: &Spec, target: &Target) -> Option<Cost> {
         memo.insert(spec.clone(), best);
         best
     }
-    solve(spec, target, &mut FxHashMap::default())
+    solve(spec, target, space, &mut FxHashMap::default())
 }
 
 /// Every complete implementation of `spec`, or `None` if there are more than `cap`.

@@ -108,6 +108,7 @@ impl Synthesizer {
         helper.memo = Arc::clone(&self.memo);
         helper.db = self.db.clone();
         helper.slack = self.slack;
+        helper.space = self.space;
         helper.deadline = self.deadline;
         helper.threads = self.threads;
         helper.helper = index;

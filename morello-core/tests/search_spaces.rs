@@ -1,0 +1,126 @@
+//! The narrowed search space (`SearchSpace::FixedOutputLayouts`): the search within it finds
+//! the optimum of that space, which exhaustive search over the same space confirms, at the top
+//! and in every memo box; its implementations never relayout an output within global memory,
+//! cost no less than the full space's optimum, and compute what the Spec says.
+
+mod common;
+
+use common::limits::sampled_boxes;
+use morello_core::cost::impl_cost;
+use morello_core::imp::{Impl, ImplNode};
+use morello_core::level::Level;
+use morello_core::search::{SearchSpace, Synthesizer, actions, exhaustive};
+use morello_core::spec::Spec;
+use morello_core::target::{Target, X86_AVX2, X86_AVX512};
+
+const NARROWED: SearchSpace = SearchSpace::FixedOutputLayouts;
+
+/// Small Specs with operands in global memory, where output relayouts are candidates.
+const SPECS: &[&str] = &[
+    "(Matmul(1x4x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])",
+    "(Matmul(1x2x8x8, (f32, GL), (f32, GL, col_major), (f32, GL, col_major)), [16, 512, 256, 4096])",
+    "(MatmulAccum(1x4x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])",
+    "(Move(8x8, (f32, GL), (f32, GL, col_major)), [16, 512, 256, 4096])",
+];
+
+/// A copy of `base` with 256 bytes of L1, so that the Specs above are not held in L1 whole
+/// (`morello_core::residency`): on the real targets a Spec small enough for exhaustive search
+/// has only the cache fill, and no move within global memory is ever considered.
+fn small_l1(base: &Target) -> &'static Target {
+    let mut levels = base.levels;
+    levels[Level::L1.index()].capacity_bytes = 256;
+    Box::leak(Box::new(Target { levels, ..*base }))
+}
+
+/// Whether `imp` moves an operand its Spec writes into a new tensor in global memory.
+fn relayouts_an_output_in_gl(imp: &Impl) -> bool {
+    let mut found = false;
+    imp.visit(&mut |node| {
+        if let ImplNode::Alloc(alloc) = &node.node {
+            found |= alloc.tensor.level() == Level::GL && node.spec.logical().direction(alloc.operand).writes();
+        }
+    });
+    found
+}
+
+/// The narrowed synthesizer's implementation of `spec`, checked against exhaustive search of
+/// the narrowed space and the full optimum; with the number of Specs each space searched.
+fn solve_narrowed(spec: &Spec, target: &'static Target) -> (Impl, u64, u64) {
+    let mut synth = Synthesizer::new(target);
+    synth.set_search_space(NARROWED);
+    let imp = synth.synthesize(spec).expect("satisfiable in the narrowed space");
+    let cost = impl_cost(&imp, target).expect("complete");
+    assert_eq!(Some(cost), synth.optimal_cost(spec), "{spec}: the claimed cost is the real one");
+    assert_eq!(
+        exhaustive::optimal_cost_in(spec, target, NARROWED).map(|c| c.main),
+        Some(cost.main),
+        "{spec}: exhaustive search of the narrowed space disagrees"
+    );
+    let mut full = Synthesizer::new(target);
+    let optimum = full.optimal_cost(spec).expect("satisfiable").main;
+    assert!(cost.main >= optimum, "{spec}: {} is below the full optimum {optimum}", cost.main);
+    assert!(!relayouts_an_output_in_gl(&imp), "{spec}: the narrowed space relayouts an output:\n{imp:#?}");
+    (imp, synth.stats().specs_solved, full.stats().specs_solved)
+}
+
+#[test]
+fn the_narrowed_search_finds_the_optimum_of_its_space() {
+    let mut narrower = 0;
+    for base in [&X86_AVX2, &X86_AVX512] {
+        let target = small_l1(base);
+        for text in SPECS {
+            let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let (imp, narrowed, full) = solve_narrowed(&spec, target);
+            narrower += usize::from(narrowed < full);
+            common::check_impl(&imp, target);
+        }
+    }
+    // The checks above cannot fail if the narrowing leaves nothing out.
+    assert!(narrower > 0, "the narrowed space searched as many Specs as the full one everywhere");
+}
+
+#[test]
+fn the_left_out_rewrites_are_exactly_the_output_relayouts_in_gl() {
+    // Without this, `relayouts_an_output_in_gl` could be blind and the tests vacuous. (No Spec
+    // small enough for exhaustive search has an optimum that relayouts its output in global
+    // memory, so the check applies each rewrite once instead.)
+    let target = small_l1(&X86_AVX512);
+    let mut left_out = 0;
+    for text in SPECS {
+        let spec = Spec::parse_for(text, target).unwrap();
+        for action in actions(&spec, target) {
+            let Ok(node) = action.apply(&spec, target) else { continue };
+            let allowed = NARROWED.allows(&spec, &action);
+            let applied = Impl { spec: spec.clone(), node };
+            assert_eq!(relayouts_an_output_in_gl(&applied), !allowed, "{action} on {spec}");
+            left_out += usize::from(!allowed);
+        }
+    }
+    assert!(left_out > 0, "no rewrite of these Specs is left out");
+}
+
+#[test]
+fn every_memo_box_holds_the_optimum_of_the_narrowed_space() {
+    let target = small_l1(&X86_AVX2);
+    let mut synth = Synthesizer::new(target);
+    synth.set_search_space(NARROWED);
+    for text in SPECS {
+        synth.optimal_cost(&Spec::parse_for(text, target).unwrap());
+    }
+    let mut implemented = 0;
+    for (spec, entry) in sampled_boxes(&synth, target, 0x2545_f491_4f6c_dd1d) {
+        let claimed = entry.decision.as_ref().map(|d| d.cost.main);
+        let optimum = exhaustive::optimal_cost_in(&spec, target, NARROWED).map(|c| c.main);
+        assert_eq!(claimed, optimum, "the box [{}, {}] of {spec}", entry.lower, entry.upper);
+        implemented += usize::from(claimed.is_some());
+    }
+    assert!(implemented >= 50, "only {implemented} sampled boxes hold an implementation");
+}
+
+#[test]
+#[should_panic(expected = "the search space is set before searching")]
+fn the_space_cannot_change_after_a_search() {
+    let mut synth = Synthesizer::new(&X86_AVX2);
+    synth.optimal_cost(&"Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap());
+    synth.set_search_space(NARROWED);
+}
