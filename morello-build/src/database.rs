@@ -61,9 +61,9 @@ impl SearchMode {
     /// The exact search: optima of the full space.
     pub const EXACT: SearchMode = SearchMode { slack: Slack::EXACT, space: SearchSpace::Full };
 
-    /// The mode `MORELLO_SLACK` and `MORELLO_SEARCH_SPACE` ask for (exact where unset or
-    /// empty), or an error message naming the variable whose value is wrong.
-    pub fn from_env() -> Result<SearchMode, String> {
+    /// The mode `MORELLO_SLACK` and `MORELLO_SEARCH_SPACE` ask for, or an error message naming
+    /// the variable whose value is wrong. Where unset or empty: no slack, and `space`.
+    pub fn from_env(space: SearchSpace) -> Result<SearchMode, String> {
         let var = |name: &str| std::env::var(name).ok().filter(|text| !text.trim().is_empty());
         let slack = match var(SLACK_ENV) {
             Some(text) => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}"))?,
@@ -71,7 +71,7 @@ impl SearchMode {
         };
         let space = match var(SEARCH_SPACE_ENV) {
             Some(text) => text.parse().map_err(|e| format!("error: morello: {SEARCH_SPACE_ENV}: {e}"))?,
-            None => SearchSpace::Full,
+            None => space,
         };
         Ok(SearchMode { slack, space })
     }

@@ -38,8 +38,9 @@
 //!   many percent more than the optimum (in the cost model), and large Specs are searched
 //!   several times faster. Such results live in a file of their own,
 //!   `<target>.slack<percent>.morellodb`, never mixed with optima.
-//! * `MORELLO_SEARCH_SPACE=fixed-output-layouts` narrows the search: an output in global
-//!   memory is never repacked into a copy there (see `morello_core::search::SearchSpace`).
+//! * `MORELLO_SEARCH_SPACE=fixed-output-layouts` (or [`Build::search_space`] for one build)
+//!   narrows the search: an output in global memory is never repacked into a copy there (see
+//!   [`SearchSpace`]).
 //!   Large Matmuls are searched many times faster (2048³: 14×) for kernels at most a fraction
 //!   of a percent above the optimum (measured: the same optimum up to 512³, +0.21% at 2048³).
 //!   Its results live in `<target>.fixed-output-layouts.morellodb`.
@@ -62,6 +63,8 @@ mod report;
 mod scan;
 mod workers;
 
+pub use morello_core::search::SearchSpace;
+
 use morello_core::codegen::emit_c;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
@@ -81,6 +84,7 @@ const SLOW_SYNTHESIS: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug, Default)]
 pub struct Build {
     files: Vec<PathBuf>,
+    space: SearchSpace,
 }
 
 /// Why the kernels could not be built: a complete, human-readable report.
@@ -122,6 +126,16 @@ impl Build {
         self
     }
 
+    /// Searches for this build's kernels in `space` instead of the full search space (see
+    /// [`SearchSpace`]): `SearchSpace::FixedOutputLayouts` finds large Matmuls many times
+    /// faster, for kernels a fraction of a percent above the optimum. `MORELLO_SEARCH_SPACE`,
+    /// when set, overrides this for every build. Results are kept in the database file of
+    /// their space.
+    pub fn search_space(&mut self, space: SearchSpace) -> &mut Self {
+        self.space = space;
+        self
+    }
+
     /// Compiles the kernels into static libraries `lib_name_<target>` (one per target used,
     /// e.g. `kernels_avx2`) and links them. On failure, prints a report naming the file, line
     /// and fix, and exits the build script with an error.
@@ -150,7 +164,7 @@ impl Build {
         println!("cargo::rerun-if-env-changed={}", database::SEARCH_SPACE_ENV);
         let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
         let offline = database::offline();
-        let search = database::SearchMode::from_env().map_err(|report| BuildError { report })?;
+        let search = database::SearchMode::from_env(self.space).map_err(|report| BuildError { report })?;
         let db_dir = database::directory(&out_dir);
 
         let mut report = String::new();

@@ -139,6 +139,7 @@ fn build_helper_reports_and_builds() {
         ["fixed-output-layouts", " fixed-output-layouts "],
         "x86-avx2.fixed-output-layouts.morellodb",
     );
+    the_build_option_chooses_the_space_unless_the_variable_says_otherwise(&root, &db_dir);
 
     write(&root, "badtarget.rs", "morello::kernel! {\n    #[target(sse9)]\n    pub fn k(FillZero(4, (f32, GL)));\n}\n");
     let err = morello_build::Build::new().file("src/badtarget.rs").try_compile("t").unwrap_err().to_string();
@@ -206,4 +207,28 @@ fn opt_in_results_keep_to_their_own_file(root: &Path, db_dir: &Path, variable: &
     assert_eq!(again.specs_searched, 0, "the second build with {variable}={same_value} searched");
     check_saved_kernels(&own_file, &X86_AVX2, &[text]);
     std::fs::remove_file(&own_file).unwrap();
+}
+
+/// `Build::search_space` puts a build's results in its space's file; `MORELLO_SEARCH_SPACE`
+/// overrides it.
+fn the_build_option_chooses_the_space_unless_the_variable_says_otherwise(root: &Path, db_dir: &Path) {
+    let narrowed_file = db_dir.join("x86-avx2.fixed-output-layouts.morellodb");
+    let exact_file = db_dir.join("x86-avx2.morellodb");
+    assert!(!narrowed_file.exists());
+    let text = "Matmul(1x8x16x16, (f32, GL), (f32, GL), (f32, GL))";
+    write(root, "space.rs", &format!("morello::kernel! {{\n    pub fn narrowed({text});\n}}\n"));
+    let build = || {
+        morello_build::Build::new()
+            .file("src/space.rs")
+            .search_space(morello_build::SearchSpace::FixedOutputLayouts)
+            .try_compile("space")
+    };
+    let exact_before = std::fs::read(&exact_file).unwrap();
+    assert!(build().unwrap().specs_searched > 0);
+    assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
+    check_saved_kernels(&narrowed_file, &X86_AVX2, &[text]);
+    let narrowed_before = std::fs::read(&narrowed_file).unwrap();
+    assert!(with_env("MORELLO_SEARCH_SPACE", "full", build).unwrap().specs_searched > 0);
+    assert_eq!(std::fs::read(&narrowed_file).unwrap(), narrowed_before, "the narrowed database changed");
+    check_saved_kernels(&exact_file, &X86_AVX2, &[text]);
 }
