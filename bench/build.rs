@@ -1,4 +1,5 @@
-//! Synthesizes the Morello kernels and compiles the oneDNN shim; links OpenBLAS and oneDNN.
+//! Synthesizes the Morello kernels (the large wholly searched GEMMs in a narrowed search space)
+//! and compiles the oneDNN shim; links OpenBLAS and oneDNN.
 //!
 //! The kernels are built for the AVX-512 target on a CPU with the features its kernels use, and
 //! for the AVX2 target otherwise; `MORELLO_BENCH_TARGET=avx2` (or `avx512`) chooses. The
@@ -16,13 +17,18 @@ fn main() {
         Ok(other) => panic!("MORELLO_BENCH_TARGET is `{other}`; expected `avx512` or `avx2`"),
         Err(_) => cpu_supports(TargetId::X86Avx512.target()),
     };
-    let kernels = if avx512 {
-        "src/kernels_avx512.rs"
+    let (kernels, narrowed) = if avx512 {
+        ("src/kernels_avx512.rs", "src/kernels_narrowed_avx512.rs")
     } else {
         println!("cargo::rustc-cfg=kernels_avx2");
-        "src/kernels_avx2.rs"
+        ("src/kernels_avx2.rs", "src/kernels_narrowed_avx2.rs")
     };
     morello_build::Build::new().file(kernels).compile("bench_kernels");
+    // The large GEMMs wholly searched, in a search space narrowed to make that affordable.
+    morello_build::Build::new()
+        .file(narrowed)
+        .search_space(morello_build::SearchSpace::FixedOutputLayouts)
+        .compile("bench_kernels_narrowed");
     println!("cargo::rerun-if-changed=src/onednn.c");
     cc::Build::new()
         .file("src/onednn.c")

@@ -2,6 +2,7 @@
 
 use crate::aligned::Placed;
 use crate::kernels;
+use crate::kernels_narrowed;
 use crate::peers::Contender;
 use crate::prepack::pack_rhs;
 use crate::workload::{Inputs, Workload};
@@ -21,6 +22,9 @@ const SYNTHESIZED_PAIRS: &str = "Morello (synthesized, b in row pairs)";
 const SYNTHESIZED_PANELS: &str = "Morello (synthesized, b in panels)";
 /// The same inside a parallel loop over column halves.
 const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
+/// Label of kernels found entirely by the search in the narrowed search space (no relayouts of
+/// the output within global memory; `kernels_narrowed_*.rs`).
+const SYNTHESIZED_NARROWED: &str = "Morello (synthesized, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
@@ -71,6 +75,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         (256, 256, 256) => (&[(SYNTHESIZED, kernels::gemm256, false)], &[]),
         (1024, 1024, 1024) => (
             &[
+                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
                 (BLOCKED, kernels::gemm1024_blocked, false),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
@@ -78,6 +83,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         ),
         (2048, 2048, 2048) => (
             &[
+                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
                 (BLOCKED, kernels::gemm2048_blocked, false),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],

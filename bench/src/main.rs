@@ -13,6 +13,9 @@ mod contenders;
 #[cfg_attr(kernels_avx2, path = "kernels_avx2.rs")]
 #[cfg_attr(not(kernels_avx2), path = "kernels_avx512.rs")]
 mod kernels;
+#[cfg_attr(kernels_avx2, path = "kernels_narrowed_avx2.rs")]
+#[cfg_attr(not(kernels_avx2), path = "kernels_narrowed_avx512.rs")]
+mod kernels_narrowed;
 mod machine;
 mod peers;
 mod prepack;

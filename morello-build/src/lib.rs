@@ -87,6 +87,25 @@ pub struct Build {
     space: SearchSpace,
 }
 
+/// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
+fn faster_search_advice(search: database::SearchMode) -> String {
+    let mut advice = Vec::new();
+    if search.space.is_full() {
+        advice.push(format!(
+            "`{}=fixed-output-layouts` searches many times faster for kernels a fraction of a percent above \
+             the optimum",
+            database::SEARCH_SPACE_ENV
+        ));
+    }
+    if search.slack.is_exact() {
+        advice.push(format!(
+            "`{}=10` searches several times faster for kernels at most 10% above the optimum",
+            database::SLACK_ENV
+        ));
+    }
+    if advice.is_empty() { String::new() } else { format!(" For large Specs, {}.", advice.join(", and ")) }
+}
+
 /// Why the kernels could not be built: a complete, human-readable report.
 #[derive(Clone, Debug)]
 pub struct BuildError {
@@ -317,15 +336,12 @@ impl Build {
                 "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?} ({} Specs searched); the \
                  results are saved in {} for later builds. If every build is this slow, check that the \
                  workspace's root Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same \
-                 for release). For large Specs, `{}=fixed-output-layouts` searches many times faster for kernels \
-                 a fraction of a percent above the optimum, and `{}=10` several times faster for kernels at most \
-                 10% above it.",
+                 for release).{}",
                 kernels.len(),
                 output.synthesis_time,
                 output.specs_searched,
                 db_dir.display(),
-                database::SEARCH_SPACE_ENV,
-                database::SLACK_ENV
+                faster_search_advice(search)
             );
         }
         // One library per target: each is compiled with its own ISA flags only.
