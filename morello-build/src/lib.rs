@@ -87,25 +87,6 @@ pub struct Build {
     space: SearchSpace,
 }
 
-/// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
-fn faster_search_advice(search: database::SearchMode) -> String {
-    let mut advice = Vec::new();
-    if search.space.is_full() {
-        advice.push(format!(
-            "`{}=fixed-output-layouts` searches many times faster for kernels a fraction of a percent above \
-             the optimum",
-            database::SEARCH_SPACE_ENV
-        ));
-    }
-    if search.slack.is_exact() {
-        advice.push(format!(
-            "`{}=10` searches several times faster for kernels at most 10% above the optimum",
-            database::SLACK_ENV
-        ));
-    }
-    if advice.is_empty() { String::new() } else { format!(" For large Specs, {}.", advice.join(", and ")) }
-}
-
 /// Why the kernels could not be built: a complete, human-readable report.
 #[derive(Clone, Debug)]
 pub struct BuildError {
@@ -388,4 +369,23 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
     }
     std::fs::write(path, contents)
         .map_err(|e| BuildError { report: format!("error: morello: cannot write {}: {e}", path.display()) })
+}
+
+/// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
+fn faster_search_advice(search: database::SearchMode) -> String {
+    let mut advice = Vec::new();
+    if search.space.is_full() {
+        advice.push(format!(
+            "`{}=fixed-output-layouts` searches many times faster for kernels a fraction of a percent above \
+             the optimum",
+            database::SEARCH_SPACE_ENV
+        ));
+    }
+    if search.slack.is_exact() {
+        advice.push(format!(
+            "`{}=10` searches several times faster for kernels at most 10% above the optimum",
+            database::SLACK_ENV
+        ));
+    }
+    if advice.is_empty() { String::new() } else { format!(" For large Specs, {}.", advice.join(", and ")) }
 }

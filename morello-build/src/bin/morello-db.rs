@@ -15,9 +15,9 @@
 //! `MORELLO_SLACK=P`. With `--space fixed-output-layouts`, the search leaves out relayouts of
 //! outputs within global memory (much faster for large Matmuls, at a small measured cost; see
 //! `morello_core::search::SearchSpace`); results go to the file build scripts use with
-//! `MORELLO_SEARCH_SPACE=fixed-output-layouts`. With `--emit-c FILE`, the kernel's C (exported as `kernel`, with its
-//! implementation in the opening comment) is also written to `FILE`, to read or to time outside
-//! a crate.
+//! `MORELLO_SEARCH_SPACE=fixed-output-layouts`. With `--emit-c FILE`, the kernel's C (exported
+//! as `kernel`, with its implementation in the opening comment) is also written to `FILE`, to
+//! read or to time outside a crate.
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
 //! `<target>.fixed-output-layouts.morellodb`, `<target>.slack<P>.fixed-output-layouts.morellodb`)
