@@ -41,7 +41,7 @@
 //! * `MORELLO_SEARCH_SPACE=fixed-output-layouts` (or [`Build::search_space`] for one build)
 //!   narrows the search: an output in global memory is never repacked into a copy there (see
 //!   [`SearchSpace`]).
-//!   Large Matmuls are searched many times faster (2048³: 14×) for kernels at most a fraction
+//!   Large Matmuls are searched many times faster (2048³: 15×) for kernels at most a fraction
 //!   of a percent above the optimum (measured: the same optimum up to 512³, +0.21% at 2048³).
 //!   Its results live in `<target>.fixed-output-layouts.morellodb`.
 //!
