@@ -12,7 +12,7 @@
 
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
-use morello_core::search::{SearchSpace, Slack, Synthesizer};
+use morello_core::search::{SearchMode, SearchSpace, Slack};
 use morello_core::target::Target;
 use std::path::{Path, PathBuf};
 
@@ -47,75 +47,37 @@ pub fn offline() -> bool {
     std::env::var(OFFLINE_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// How synthesis searches: the two opt-in trades of optimality for search time. Results of
-/// different modes are kept in different files.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-pub struct SearchMode {
-    /// How far above the optimum results may be.
-    pub slack: Slack,
-    /// Which rewrites the search considers.
-    pub space: SearchSpace,
+/// The search mode `MORELLO_SLACK` and `MORELLO_SEARCH_SPACE` ask for, or an error message
+/// naming the variable whose value is wrong. Where unset or empty: no slack, and `space`.
+pub fn search_mode(space: SearchSpace) -> Result<SearchMode, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|text| !text.trim().is_empty());
+    let slack = match var(SLACK_ENV) {
+        Some(text) => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}"))?,
+        None => Slack::EXACT,
+    };
+    let space = match var(SEARCH_SPACE_ENV) {
+        Some(text) => text.parse().map_err(|e| format!("error: morello: {SEARCH_SPACE_ENV}: {e}"))?,
+        None => space,
+    };
+    Ok(SearchMode { slack, space })
 }
 
-impl SearchMode {
-    /// The exact search: optima of the full space.
-    pub const EXACT: SearchMode = SearchMode { slack: Slack::EXACT, space: SearchSpace::Full };
-
-    /// The mode `MORELLO_SLACK` and `MORELLO_SEARCH_SPACE` ask for, or an error message naming
-    /// the variable whose value is wrong. Where unset or empty: no slack, and `space`.
-    pub fn from_env(space: SearchSpace) -> Result<SearchMode, String> {
-        let var = |name: &str| std::env::var(name).ok().filter(|text| !text.trim().is_empty());
-        let slack = match var(SLACK_ENV) {
-            Some(text) => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}"))?,
-            None => Slack::EXACT,
-        };
-        let space = match var(SEARCH_SPACE_ENV) {
-            Some(text) => text.parse().map_err(|e| format!("error: morello: {SEARCH_SPACE_ENV}: {e}"))?,
-            None => space,
-        };
-        Ok(SearchMode { slack, space })
+/// The part of a database file's name after the target that says how its results were found:
+/// nothing for optima.
+fn tag(mode: SearchMode) -> String {
+    let mut tag = String::new();
+    if !mode.slack.is_exact() {
+        tag += &format!("{SLACK_TAG}{}", mode.slack.as_percent());
     }
-
-    /// Whether this is [`SearchMode::EXACT`].
-    pub fn is_exact(self) -> bool {
-        self == SearchMode::EXACT
+    if !mode.space.is_full() {
+        tag += &format!(".{}", mode.space.name());
     }
-
-    /// Sets `synth` (which has not searched yet) to search this way.
-    pub fn configure(self, synth: &mut Synthesizer) {
-        synth.set_slack(self.slack);
-        synth.set_search_space(self.space);
-    }
-
-    /// The part of a database file's name after the target that says how its results were
-    /// found: nothing for optima.
-    fn tag(self) -> String {
-        let mut tag = String::new();
-        if !self.slack.is_exact() {
-            tag += &format!("{SLACK_TAG}{}", self.slack.as_percent());
-        }
-        if !self.space.is_full() {
-            tag += &format!(".{}", self.space.name());
-        }
-        tag
-    }
-}
-
-impl std::fmt::Display for SearchMode {
-    /// "exact results", or what else the results are.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.slack.is_exact(), self.space.is_full()) {
-            (true, true) => write!(f, "exact results"),
-            (false, true) => write!(f, "results found with {} slack", self.slack),
-            (true, false) => write!(f, "results of the {} search space", self.space),
-            (false, false) => write!(f, "results found with {} slack in the {} search space", self.slack, self.space),
-        }
-    }
+    tag
 }
 
 /// The database file of `target` in `dir` for results found in `mode`.
 pub fn path(dir: &Path, target: &Target, mode: SearchMode) -> PathBuf {
-    dir.join(format!("{}{}.morellodb", target.name, mode.tag()))
+    dir.join(format!("{}{}.morellodb", target.name, tag(mode)))
 }
 
 /// Whether the name of `file` says it holds results found in `mode`, as [`path`] names them:

@@ -65,6 +65,8 @@ mod workers;
 
 pub use morello_core::search::SearchSpace;
 
+use morello_core::search::SearchMode;
+
 use morello_core::codegen::emit_c;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
@@ -164,7 +166,7 @@ impl Build {
         println!("cargo::rerun-if-env-changed={}", database::SEARCH_SPACE_ENV);
         let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
         let offline = database::offline();
-        let search = database::SearchMode::from_env(self.space).map_err(|report| BuildError { report })?;
+        let search = database::search_mode(self.space).map_err(|report| BuildError { report })?;
         let db_dir = database::directory(&out_dir);
 
         let mut report = String::new();
@@ -372,7 +374,7 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
 }
 
 /// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
-fn faster_search_advice(search: database::SearchMode) -> String {
+fn faster_search_advice(search: SearchMode) -> String {
     let mut advice = Vec::new();
     if search.space.is_full() {
         advice.push(format!(

@@ -9,12 +9,11 @@
 //! change its results (see `Synthesizer::set_threads`). Everything every worker solved is
 //! added to one database at the end.
 
-use crate::database::SearchMode;
 use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::Synthesizer;
+use morello_core::search::{SearchMode, Synthesizer};
 use std::time::{Duration, Instant};
 
 /// How one kernel's synthesis went.
@@ -78,7 +77,7 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, thre
                     .spawn_scoped(scope, move || {
                         let mut synth = Synthesizer::with_database(db);
                         synth.set_offline(mode.offline);
-                        mode.search.configure(&mut synth);
+                        synth.set_search_mode(mode.search);
                         synth.set_threads(search_threads);
                         let solved: Vec<Solved> =
                             jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();

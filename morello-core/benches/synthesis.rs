@@ -17,7 +17,7 @@
 //! cost against the exact one's (slack 0 in the full space), when that ran first.
 
 use morello_core::db::{Database, file};
-use morello_core::search::{SearchSpace, Slack, Synthesizer};
+use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 use std::collections::BTreeMap;
@@ -49,29 +49,11 @@ fn peak_rss_mib() -> f64 {
     kib / 1024.0
 }
 
-/// How a run searches: with what slack, in which space.
-#[derive(Clone, Copy)]
-struct Variant {
-    slack: Slack,
-    space: SearchSpace,
-}
-
-impl Variant {
-    fn is_exact(self) -> bool {
-        self.slack.is_exact() && self.space.is_full()
-    }
-
-    fn configure(self, synth: &mut Synthesizer) {
-        synth.set_slack(self.slack);
-        synth.set_search_space(self.space);
-    }
-}
-
 /// One size, in this process: prints one `key=value` line for the parent.
-fn child(n: u32, limit: Duration, variant: Variant, threads: usize) {
+fn child(n: u32, limit: Duration, variant: SearchMode, threads: usize) {
     let spec = spec(n);
     let mut synth = Synthesizer::with_database(Database::new(&X86_AVX512));
-    variant.configure(&mut synth);
+    synth.set_search_mode(variant);
     synth.set_threads(threads);
     synth.set_deadline(Instant::now() + limit);
     let start = Instant::now();
@@ -93,7 +75,7 @@ fn child(n: u32, limit: Duration, variant: Variant, threads: usize) {
         let start = Instant::now();
         let (db, _) = file::load(&path, &X86_AVX512);
         let mut warm = Synthesizer::with_database(db);
-        variant.configure(&mut warm);
+        warm.set_search_mode(variant);
         let query = Instant::now();
         let imp = warm.synthesize(&spec).expect("the warm database answers");
         warm_query_ms = query.elapsed().as_secs_f64() * 1e3;
@@ -132,7 +114,7 @@ fn main() {
         let limit = std::env::var("MORELLO_BENCH_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
         let slack = std::env::var(SLACK_ENV).map_or(Slack::EXACT, |s| s.parse().expect("a slack"));
         let space = std::env::var(SPACE_ENV).map_or(SearchSpace::Full, |s| s.parse().expect("a search space"));
-        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), Variant { slack, space }, threads());
+        child(n.parse().expect("a size"), Duration::from_secs_f64(limit), SearchMode { slack, space }, threads());
         return;
     }
     let sizes: Vec<u32> = std::env::var("MORELLO_BENCH_SIZES")
@@ -168,7 +150,7 @@ fn main() {
     let mut exact_costs: BTreeMap<u32, u64> = BTreeMap::new();
     for &space in &spaces {
         for &slack in &slacks {
-            let variant = Variant { slack, space };
+            let variant = SearchMode { slack, space };
             for &n in &sizes {
                 let cost = run_size(&exe, n, variant, exact_costs.get(&n).copied());
                 if let (true, Some(cost)) = (variant.is_exact(), cost) {
@@ -181,7 +163,7 @@ fn main() {
 
 /// Runs size `n` searching as `variant` says in a child process and prints its row, with the
 /// gap to the exact search's cost `exact` if known; returns the cost found.
-fn run_size(exe: &std::path::Path, n: u32, variant: Variant, exact: Option<u64>) -> Option<u64> {
+fn run_size(exe: &std::path::Path, n: u32, variant: SearchMode, exact: Option<u64>) -> Option<u64> {
     let target = TARGETS.iter().find(|t| t.0 == n).map(|t| t.1);
     let default_limit = target.map_or(600.0, |t| 2.0 * t as f64);
     let limit = std::env::var("MORELLO_BENCH_LIMIT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(default_limit);

@@ -61,6 +61,7 @@ mod enumerate;
 pub mod exhaustive;
 mod learned;
 mod memo;
+mod mode;
 mod parallel;
 mod registers;
 mod shared_memo;
@@ -73,6 +74,7 @@ pub use enumerate::actions;
 use learned::Learned;
 use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
+pub use mode::SearchMode;
 use parallel::CandidateOrder;
 use shared_memo::SharedMemo;
 pub use slack::{ParseSlackError, Slack};
@@ -240,6 +242,16 @@ impl Synthesizer {
     /// The search space set with [`Synthesizer::set_search_space`].
     pub fn search_space(&self) -> SearchSpace {
         self.space
+    }
+
+    /// Sets both the slack and the search space of `mode`. Call it before the first search.
+    ///
+    /// # Panics
+    ///
+    /// If this synthesizer has searched already.
+    pub fn set_search_mode(&mut self, mode: SearchMode) {
+        self.set_slack(mode.slack);
+        self.set_search_space(mode.space);
     }
 
     /// Whether the deadline passed during a search.
@@ -515,10 +527,7 @@ impl Synthesizer {
         // only at maximum limits: elsewhere their horizon is needed, which means applying them.
         let at_max = *spec.limits() == self.target.max_limits();
         let known = self.memo.take_learned(spec);
-        let mut candidates = actions(spec, self.target);
-        if !self.space.is_full() {
-            candidates.retain(|action| self.space.allows(spec, action));
-        }
+        let candidates = self.space.actions(spec, self.target);
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;

@@ -24,12 +24,12 @@
 //! where `<dir>` is `$MORELLO_DB_DIR` or `target/morello` — the file build scripts of this
 //! workspace use.
 
-use morello_build::database::{self, SearchMode};
+use morello_build::database;
 use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
-use morello_core::search::{SearchSpace, Slack, Synthesizer};
+use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
@@ -132,7 +132,7 @@ fn synthesize(
         eprintln!("ignoring {}: {reason}; it will be rebuilt", path.display());
     }
     let mut synth = Synthesizer::with_database(db);
-    mode.configure(&mut synth);
+    synth.set_search_mode(mode);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match number(options, "threads")? {
         Some(0) => return Err("--threads 0: a search needs at least one thread".to_owned()),
@@ -141,9 +141,9 @@ fn synthesize(
     if let Some(secs) = number(options, "deadline")? {
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
-    let within = if mode.is_exact() { String::new() } else { format!(" ({mode})") };
+    let kind = if mode.is_exact() { String::new() } else { format!(" ({mode})") };
     eprintln!(
-        "synthesizing {spec}{within} for {} on {} thread(s) into {} ...",
+        "synthesizing {spec}{kind} for {} on {} thread(s) into {} ...",
         target.name,
         synth.threads(),
         path.display()

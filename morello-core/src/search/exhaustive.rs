@@ -27,7 +27,7 @@ pub fn optimal_cost_in(spec: &Spec, target: &Target, space: SearchSpace) -> Opti
             return known;
         }
         let mut best: Option<Cost> = None;
-        for action in actions(spec, target).into_iter().filter(|a| space.allows(spec, a)) {
+        for action in space.actions(spec, target) {
             let Ok(node) = action.apply(spec, target) else { continue };
             let imp = Impl { spec: spec.clone(), node };
             let children: Option<Vec<Cost>> =

@@ -22,9 +22,11 @@
 //! with exact ones: build scripts keep them in a database file of their own (see
 //! `morello-build`).
 
+use super::actions;
 use crate::level::Level;
 use crate::rewrite::Action;
 use crate::spec::Spec;
+use crate::target::Target;
 use std::fmt;
 use std::str::FromStr;
 
@@ -54,6 +56,16 @@ impl SearchSpace {
     /// Whether this is [`SearchSpace::Full`].
     pub fn is_full(self) -> bool {
         self == SearchSpace::Full
+    }
+
+    /// The rewrites of this space for `spec`: those of [`actions`] that it [allows](Self::allows),
+    /// in the same order.
+    pub fn actions(self, spec: &Spec, target: &Target) -> Vec<Action> {
+        let mut all = actions(spec, target);
+        if !self.is_full() {
+            all.retain(|action| self.allows(spec, action));
+        }
+        all
     }
 
     /// Whether the search considers `action` for `spec`.
