@@ -4,14 +4,17 @@
 //! both to cost complete Impls ([`impl_cost`]) and inside the search. Every node costs at least
 //! as much as each child, which gives synthesis its optimal substructure.
 //!
-//! One term extends the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetchers miss ([`scattered_lines`]). And the search gives a Spec whose
+//! Two terms extend the paper's model: every iteration of a loop also pays for the lines it
+//! makes the hardware prefetchers miss ([`scattered_lines`]), and global memory costs L2's
+//! weight inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]). And the search gives a Spec whose
 //! data fits in L1 only one rewrite, the (no-op) cache fill of that data
 //! ([`crate::residency`]), so a program pays global memory's weight once for data the cache
 //! keeps, wherever its fills would otherwise sit.
 
+mod l2;
 mod streams;
 
+pub use l2::{held_in_l2, l2_fill};
 pub use streams::scattered_lines;
 
 use crate::imp::{Impl, ImplNode};
@@ -19,6 +22,7 @@ use crate::level::Level;
 use crate::limits::MemoryUsage;
 use crate::spec::Spec;
 use crate::target::Target;
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 
 /// The cost of an implementation.
@@ -48,6 +52,19 @@ impl PartialOrd for Cost {
 /// The cost of a node of kind `node` implementing `spec`, given its children's costs in
 /// [`Impl::children`] order. `node` must not be an unscheduled leaf.
 pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Target) -> Cost {
+    let held = held_in_l2(spec.logical(), target);
+    let filled: SmallVec<[Cost; 4]>;
+    let children = if held || target.l2.is_none() {
+        children
+    } else {
+        // Each run of a child held in L2 reads its data from memory once (see `l2`).
+        filled = children
+            .iter()
+            .zip(node.children())
+            .map(|(c, imp)| Cost { main: c.main.saturating_add(l2_fill(imp.spec.logical(), target)), ..*c })
+            .collect();
+        &filled
+    };
     let peak = children.iter().fold(MemoryUsage::zero(), |acc, c| acc.max_per_level(&c.peak));
     let depth = 1 + children.iter().map(|c| c.depth).max().unwrap_or(0);
     let sum = |costs: &[Cost]| costs.iter().fold(0u64, |acc, c| acc.saturating_add(c.main));
@@ -63,7 +80,8 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
         }
         ImplNode::Loop(l) => {
             let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
-            let unprefetched = streams::scattered_lines(spec, &l.tile, target).saturating_mul(target.streams.line_cost);
+            let unprefetched =
+                streams::scattered_lines(spec, &l.tile, target).saturating_mul(target.unprefetched_line_cost(held));
             let iteration = children[0].main.saturating_add(unprefetched);
             let main = if l.parallel {
                 let p = &target.parallel;
@@ -78,7 +96,7 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
             Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }
         ImplNode::Alloc(a) => {
-            let moved = a.tensor.move_cost(target) + spec.operand(a.operand).move_cost(target);
+            let moved = a.tensor.move_cost(target, held) + spec.operand(a.operand).move_cost(target, held);
             let own = a.tensor.consumption(target);
             Cost {
                 main: moved.saturating_add(sum(children)),
@@ -87,7 +105,7 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
             }
         }
         ImplNode::Block(b) => {
-            let temps = b.temps.iter().fold(0u64, |acc, t| acc.saturating_add(t.move_cost(target)));
+            let temps = b.temps.iter().fold(0u64, |acc, t| acc.saturating_add(t.move_cost(target, held)));
             Cost { main: sum(children).saturating_add(temps), peak: temps_peak(&b.temps, peak, target), depth }
         }
     }

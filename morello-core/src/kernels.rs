@@ -248,7 +248,8 @@ impl fmt::Display for KernelKind {
 
 /// The move costs of every operand (paper §3's `m(t)`; zero in registers).
 pub(crate) fn operand_moves(spec: &LogicalSpec, target: &Target) -> u64 {
-    spec.operands().iter().map(|t| t.move_cost(target)).sum()
+    let held = crate::cost::held_in_l2(spec, target);
+    spec.operands().iter().map(|t| t.move_cost(target, held)).sum()
 }
 
 /// No extra registers.

@@ -98,7 +98,7 @@ pub struct ParallelCost {
 /// Measured on the development machine (AVX-512, a 1×2048×16384 f32 vector-matrix product,
 /// rows 64 KiB apart). In a C loop, reading 16 or 32 rows side by side in 512-byte pieces runs
 /// at 8.07 and 7.96 GFLOP/s, all 2048 rows at 5.28, 1.53× the time; so an unprefetched line
-/// costs about half a global-memory line (20) more. With Morello's kernels, 32 rows at a time in
+/// costs about half a global-memory line more. With Morello's kernels, 32 rows at a time in
 /// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 91–94%, 97% and 98%
 /// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
 ///
@@ -116,14 +116,31 @@ pub struct StreamCost {
     pub stream_bytes: u32,
     /// The most runs the stream prefetcher follows at once.
     pub prefetch_streams: u32,
-    /// Extra cost of a cache line that arrives unprefetched.
+    /// Extra cost of a cache line that arrives unprefetched, in percent of a line of global
+    /// memory's weight (in the Spec the loop implements: see [`Target::unprefetched_line_cost`]).
+    pub extra_percent: u64,
+}
+
+/// The second-level cache, which the cost model knows only through what data fitting in it
+/// costs (see [`crate::cost::held_in_l2`]).
+///
+/// Programs never address it: a tile of global memory read again while it fits in L2 comes
+/// from there, whatever the program says. On the Zen 4 development VM (1 MiB of L2 per core,
+/// about 22 GB/s from memory for one core), a cache line streams from L2 into L1 in about 2
+/// cycles and from memory in about 10: so a line read from memory weighs five times a line
+/// held in L2 (100 against 20).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct L2Cache {
+    /// The data of one Spec, in cache lines, that L2 holds for the whole Spec.
+    pub capacity_bytes: u64,
+    /// What reading one cache line of global memory costs while it is held in L2.
     pub line_cost: u64,
 }
 
 /// The prefetchers of the development machine's cores (see [`StreamCost`]); every target uses
 /// them.
 const MEASURED_STREAMS: StreamCost =
-    StreamCost { page_bytes: 4096, stream_bytes: 16384, prefetch_streams: 32, line_cost: 10 };
+    StreamCost { page_bytes: 4096, stream_bytes: 16384, prefetch_streams: 32, extra_percent: 50 };
 
 /// A target machine.
 #[derive(Debug)]
@@ -148,6 +165,8 @@ pub struct Target {
     pub parallel: ParallelCost,
     /// What reading memory in too many interleaved short runs costs.
     pub streams: StreamCost,
+    /// The second-level cache, if the cost model counts it.
+    pub l2: Option<L2Cache>,
 }
 
 const fn feature(detect_name: &'static str, compiler_flag: &'static str) -> IsaFeature {
@@ -156,8 +175,13 @@ const fn feature(detect_name: &'static str, compiler_flag: &'static str) -> IsaF
 
 /// 16 general-purpose registers, counted as 4-byte scalars.
 const SCALAR_REGISTERS: LevelInfo = LevelInfo { capacity_bytes: 64, register_bytes: 4, line_cost: 0 };
-/// Global memory: 1 GiB of buffers, 20 per line touched.
-const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0, line_cost: 20 };
+/// Global memory: 1 GiB of buffers, 100 per line read from memory (lines held in L2 weigh
+/// [`L2_LINE_COST`]).
+const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0, line_cost: 100 };
+/// A line of global memory held in L2: the weight every line of global memory had before the
+/// model counted L2, against which the kernels' weights were calibrated (on Specs whose data a
+/// benchmark's repeated runs keep in the caches).
+const L2_LINE_COST: u64 = 20;
 
 /// x86-64 with AVX2 and FMA: 16 scalar and 16 vector registers, 32 KiB of L1 modelled.
 pub static X86_AVX2: Target = Target {
@@ -177,6 +201,8 @@ pub static X86_AVX2: Target = Target {
     isa: &[feature("avx2", "-mavx2"), feature("fma", "-mfma")],
     parallel: ParallelCost { processors: 8, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    // Zen 2 and Zen 3 have 512 KiB per core.
+    l2: Some(L2Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST }),
 };
 
 /// x86-64 with AVX-512 F, BW, VL and BF16: 32 vector registers of 64 bytes, and an L1 hit that
@@ -205,6 +231,8 @@ pub static X86_AVX512: Target = Target {
     ],
     parallel: ParallelCost { processors: 16, setup: 850_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    // Zen 4, Zen 5 and Skylake-SP have 1 MiB per core.
+    l2: Some(L2Cache { capacity_bytes: 1024 * 1024, line_cost: L2_LINE_COST }),
 };
 
 /// Scalar C for any machine: no vector registers and no ISA extensions.
@@ -225,6 +253,8 @@ pub static PORTABLE: Target = Target {
     isa: &[],
     parallel: ParallelCost { processors: 4, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    // The least of the x86 cores above.
+    l2: Some(L2Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST }),
 };
 
 impl Target {
@@ -236,6 +266,22 @@ impl Target {
     /// The largest memory limits this target allows.
     pub fn max_limits(&self) -> MemoryLimits {
         MemoryLimits::from_bytes_unchecked(self.levels.map(|l| l.capacity_bytes))
+    }
+
+    /// The weight of a cache line at `level` for a Spec whose data is (`held`) or is not held
+    /// in L2: global memory held there costs L2's weight, everything else its level's.
+    pub fn line_cost(&self, level: Level, held_in_l2: bool) -> u64 {
+        match self.l2 {
+            Some(l2) if held_in_l2 && level == Level::GL => l2.line_cost,
+            _ => self.level(level).line_cost,
+        }
+    }
+
+    /// What a cache line that a loop makes the prefetchers miss costs on top of its weight, in a
+    /// Spec whose data is (`held`) or is not held in L2: [`StreamCost::extra_percent`] of a line of
+    /// global memory there.
+    pub fn unprefetched_line_cost(&self, held_in_l2: bool) -> u64 {
+        self.line_cost(Level::GL, held_in_l2) * self.streams.extra_percent / 100
     }
 
     /// Vector lane counts available for `dtype_bytes`-sized elements, ascending.

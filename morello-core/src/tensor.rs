@@ -292,9 +292,10 @@ impl TensorSpec {
     }
 
     /// The move cost `m(t)` of paper §3: cache lines times the level's weight, doubled when the
-    /// tensor is not contiguous.
-    pub fn move_cost(&self, target: &Target) -> u64 {
-        let weight = target.level(self.0.level).line_cost;
+    /// tensor is not contiguous. In global memory, the weight is L2's when the Spec the move
+    /// belongs to is held in L2 (see [`crate::cost::held_in_l2`]).
+    pub fn move_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
+        let weight = target.line_cost(self.0.level, held_in_l2);
         if weight == 0 {
             return 0;
         }
@@ -460,7 +461,7 @@ mod tests {
         assert_eq!(v.consumption(&X86_AVX2), 12 * 32);
         let l1 = t(&[1, 6, 16], Level::L1, None).unwrap();
         assert_eq!(l1.consumption(&X86_AVX2), 6 * 64);
-        assert_eq!(l1.move_cost(&X86_AVX2), 12);
+        assert_eq!(l1.move_cost(&X86_AVX2, false), 12);
         assert_eq!(l1.to_string(), "(f32, L1, row_major)");
         assert_eq!(v.to_string(), "(f32, VRF, row_major, v8)");
     }

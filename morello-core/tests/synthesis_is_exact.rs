@@ -4,11 +4,11 @@
 mod common;
 
 use common::limits::{sampled_boxes, solve_small_specs};
-use morello_core::cost::impl_cost;
+use morello_core::cost::{held_in_l2, impl_cost};
 use morello_core::level::Level;
 use morello_core::search::{Synthesizer, exhaustive};
 use morello_core::spec::Spec;
-use morello_core::target::{StreamCost, Target, X86_AVX2, X86_AVX512};
+use morello_core::target::{L2Cache, StreamCost, Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
 
 /// What [`check_on`] found for one Spec.
@@ -119,7 +119,7 @@ fn small_specs_match_exhaustive_search_when_loops_pay_for_streams() {
     let mut levels = X86_AVX2.levels;
     levels[Level::L1.index()].capacity_bytes = 64;
     let without_streams: &'static Target = Box::leak(Box::new(Target { levels, ..X86_AVX2 }));
-    let streams = StreamCost { page_bytes: 8, stream_bytes: 16, prefetch_streams: 1, line_cost: 10 };
+    let streams = StreamCost { page_bytes: 8, stream_bytes: 16, prefetch_streams: 1, extra_percent: 50 };
     let target: &'static Target = Box::leak(Box::new(Target { levels, streams, ..X86_AVX2 }));
     let mut changed = 0;
     for text in [
@@ -131,6 +131,34 @@ fn small_specs_match_exhaustive_search_when_loops_pay_for_streams() {
         let spec = Spec::parse_for(text, without_streams).unwrap();
         let without = Synthesizer::new(without_streams).optimal_cost(&spec).map(|c| c.main);
         changed += usize::from(with_streams != without);
+    }
+    assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
+}
+
+/// The L2 term (`morello_core::cost::l2`) keeps synthesis exact: on a copy of AVX2 whose L2
+/// holds 256 bytes (so small Specs are held in L2 and larger ones are not, and the search
+/// crosses that line) and whose L1 holds 64 bytes (so they loop over global memory rather than
+/// being held in L1 whole), synthesis still matches exhaustive search, and the term changes
+/// some optimum against the same copy without an L2.
+#[test]
+fn small_specs_match_exhaustive_search_across_the_l2_line() {
+    let mut levels = X86_AVX2.levels;
+    levels[Level::L1.index()].capacity_bytes = 64;
+    let without_l2: &'static Target = Box::leak(Box::new(Target { levels, l2: None, ..X86_AVX2 }));
+    let l2 = L2Cache { capacity_bytes: 256, ..X86_AVX2.l2.unwrap() };
+    let target: &'static Target = Box::leak(Box::new(Target { levels, l2: Some(l2), ..X86_AVX2 }));
+    let mut changed = 0;
+    for text in [
+        "(Move(4x16, (f32, GL), (f32, GL, col_major)), [16, 64, 64, 1024])",
+        "(Move(8x8, (f32, GL), (f32, GL, col_major)), [16, 64, 32, 1024])",
+        "(Matmul(1x2x4x16, (f32, GL), (f32, GL), (f32, GL)), [16, 128, 64, 1024])",
+        "(MatmulAccum(1x4x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 128, 64, 1024])",
+    ] {
+        let spec = Spec::parse_for(text, target).unwrap();
+        assert!(!held_in_l2(spec.logical(), target), "{text} is held whole: it does not cross the line");
+        let with_l2 = check_on(text, target).optimum;
+        let without = Synthesizer::new(without_l2).optimal_cost(&spec).map(|c| c.main);
+        changed += usize::from(with_l2 != without);
     }
     assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
 }

@@ -12,7 +12,7 @@
 //! CPU without AVX-512.
 
 use morello_core::codegen::{CKernel, emit_c};
-use morello_core::cost::impl_cost;
+use morello_core::cost::{held_in_l2, impl_cost};
 use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
@@ -319,7 +319,7 @@ fn print_report(spec: &Spec, chosen: &[Candidate], times: &[f64], target: &'stat
         spearman(&costs, times),
         chosen.len(),
         target.level(Level::L1).line_cost,
-        target.level(Level::GL).line_cost
+        target.line_cost(Level::GL, chosen.first().is_some_and(|c| held_in_l2(c.imp.spec.logical(), target)))
     );
     fit_weights(chosen, times, target);
 }
@@ -330,9 +330,12 @@ const GL_WEIGHTS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 30];
 
 /// Re-costs every implementation under each pair of L1 and GL line weights (the kernels' own
 /// costs unchanged) and prints the rank correlation each pair achieves: the weights this
-/// measurement supports.
+/// measurement supports. For a Spec held in L2 the GL weight is that of a line held there
+/// (`morello_core::cost::held_in_l2`), the only one its implementations pay.
 fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target) {
-    println!("rank correlation by line weight (rows: L1 weight; columns: GL weight):");
+    let held = chosen.first().is_some_and(|c| held_in_l2(c.imp.spec.logical(), target));
+    let gl_meaning = if held { "GL weight of lines held in L2" } else { "GL weight" };
+    println!("rank correlation by line weight (rows: L1 weight; columns: {gl_meaning}):");
     print!("{:>6}", "L1\\GL");
     for g in GL_WEIGHTS {
         print!("{g:>7}");
@@ -344,8 +347,12 @@ fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target) {
         for gl in GL_WEIGHTS {
             let mut levels = target.levels;
             levels[Level::L1.index()].line_cost = l1;
-            levels[Level::GL.index()].line_cost = gl;
-            let weighted = Target { levels, ..*target };
+            let mut l2 = target.l2;
+            match l2.as_mut() {
+                Some(l2) if held => l2.line_cost = gl,
+                _ => levels[Level::GL.index()].line_cost = gl,
+            }
+            let weighted = Target { levels, l2, ..*target };
             let costs: Vec<f64> =
                 chosen.iter().map(|c| impl_cost(&c.imp, &weighted).map_or(f64::NAN, |k| k.main as f64)).collect();
             let rho = spearman(&costs, times);

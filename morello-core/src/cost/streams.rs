@@ -12,7 +12,7 @@
 //! faster (a bf16 vector-matrix product over a matrix in 256-column panels ran at 17.4 GFLOP/s
 //! continuing 8 panels at once and 29.6 reading one panel after another, on a Zen 4 core).
 //! [`scattered_lines`] counts those lines for one iteration of a loop, and the loop pays
-//! [`StreamCost::line_cost`] for each on every iteration.
+//! [`Target::unprefetched_line_cost`] for each on every iteration.
 //!
 //! A loop pays when it cuts runs that stream well into pieces that do not. Runs (the rows of a
 //! row-major operand, the panels of a packed one) stream well when they are long

@@ -9,7 +9,7 @@
 //! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
 //! (see [`move_traffic`]).
 
-use crate::cost::{Cost, node_cost};
+use crate::cost::{Cost, held_in_l2, node_cost};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
@@ -83,13 +83,17 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// only from the levels they accept (directly or after `to_accum`). So every byte of an operand
 /// held where no kernel reads it leaves that level through moves, and each move pays at least
 /// the source's cache lines times the level's weight (`m(t)`, paper §3). Tiles split the
-/// operand, but the lines of the pieces add up to at least the lines of the whole.
+/// operand, but the lines of the pieces add up to at least the lines of the whole. Global
+/// memory weighs L2's weight in a Spec held in L2; in one that is not, a move inside a child
+/// held in L2 pays L2's weight and that child's run the rest of memory's ([`crate::cost::l2_fill`]),
+/// so each line still pays memory's weight.
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
 fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
+    let held = held_in_l2(spec, target);
     spec.operands()
         .iter()
         .enumerate()
@@ -100,7 +104,7 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
         })
         .map(|(_, t)| {
             let bytes = t.data_bytes();
-            bytes.div_ceil(line) * target.level(t.level()).line_cost
+            bytes.div_ceil(line) * target.line_cost(t.level(), held)
         })
         .sum()
 }
@@ -163,10 +167,11 @@ fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
 fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let vector = u64::from(target.widest_vector_bytes());
+    let held = held_in_l2(spec, target);
     spec.operands()
         .iter()
         .map(|t| {
-            let weight = target.level(t.level()).line_cost;
+            let weight = target.line_cost(t.level(), held);
             let bytes = t.data_bytes();
             match t.level() {
                 Level::RF | Level::VRF => 0,
@@ -189,9 +194,9 @@ fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
     (u64::from(target.line_bytes) / (2 * weight * bytes)).max(1)
 }
 
-/// The smallest weight per cache line among the addressed levels.
+/// The smallest weight per cache line among the addressed levels (global memory's held in L2).
 fn cheapest_memory_weight(target: &Target) -> u64 {
-    [Level::L1, Level::GL].iter().map(|&l| target.level(l).line_cost).min().unwrap_or(0)
+    [Level::L1, Level::GL].iter().map(|&l| target.line_cost(l, true)).min().unwrap_or(0)
 }
 
 /// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
@@ -216,7 +221,8 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 /// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
-    let weight = target.level(level).line_cost;
+    // Inside a Spec held in L2, global memory costs L2's weight.
+    let weight = target.line_cost(level, true);
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
     weight * min_bytes / line
 }
