@@ -215,13 +215,13 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 /// pipeline temporaries) whose consumptions `c_i` (whole lines) satisfy `peak <= Σ 2^i·c_i`,
 /// since each allocation rounds the peak up to a power of two; so
 /// `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation costs at least its lines times the
-/// level's weight (a move also pays for its source; a temporary only for itself).
+/// level's weight (a move also pays for its source; a temporary only for itself); in global
+/// memory, the weight of a line held in L2, the lesser.
 ///
 /// This relies on a fact of the cost model, checked in debug builds by
 /// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
-    // Inside a Spec held in L2, global memory costs L2's weight.
     let weight = target.line_cost(level, true);
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
     weight * min_bytes / line
