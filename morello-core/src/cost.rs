@@ -6,10 +6,10 @@
 //!
 //! Two terms extend the paper's model: every iteration of a loop also pays for the lines it
 //! makes the hardware prefetchers miss ([`scattered_lines`]), and global memory costs L2's
-//! weight inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]). And the search gives a Spec whose
-//! data fits in L1 only one rewrite, the (no-op) cache fill of that data
-//! ([`crate::residency`]), so a program pays global memory's weight once for data the cache
-//! keeps, wherever its fills would otherwise sit.
+//! weight inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]).
+//! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
+//! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
+//! the cache keeps, wherever its fills would otherwise sit.
 
 mod l2;
 mod streams;

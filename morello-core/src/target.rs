@@ -125,13 +125,14 @@ pub struct StreamCost {
 /// costs (see [`crate::cost::held_in_l2`]).
 ///
 /// Programs never address it: a tile of global memory read again while it fits in L2 comes
-/// from there, whatever the program says. On the Zen 4 development VM (1 MiB of L2 per core,
-/// about 22 GB/s from memory for one core), a cache line streams from L2 into L1 in about 2
-/// cycles and from memory in about 10: so a line read from memory weighs five times a line
-/// held in L2 (100 against 20).
+/// from there, whatever the program says. On the Zen 4 development VM (1 MiB of L2 per core),
+/// one core reads memory at about 22 GB/s (`bench/run`'s `machine:` line), a line in about 10
+/// cycles at 3.5 GHz, and L2 fills L1 at 32 bytes a cycle (AMD's figure), a line in 2: so a
+/// line read from memory weighs five times a line held in L2 (100 against 20).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct L2Cache {
-    /// The data of one Spec, in cache lines, that L2 holds for the whole Spec.
+    /// How much of a Spec's data (its operands' whole cache lines) L2 holds while the Spec
+    /// runs: a Spec with more is not held.
     pub capacity_bytes: u64,
     /// What reading one cache line of global memory costs while it is held in L2.
     pub line_cost: u64,

@@ -85,8 +85,8 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// the source's cache lines times the level's weight (`m(t)`, paper §3). Tiles split the
 /// operand, but the lines of the pieces add up to at least the lines of the whole. Global
 /// memory weighs L2's weight in a Spec held in L2; in one that is not, a move inside a child
-/// held in L2 pays L2's weight and that child's run the rest of memory's ([`crate::cost::l2_fill`]),
-/// so each line still pays memory's weight.
+/// held in L2 pays L2's weight and that child's run the rest of memory's
+/// ([`crate::cost::l2_fill`]), so each line still pays memory's weight.
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
