@@ -61,7 +61,8 @@ pub struct KernelDef {
     pub registers: fn(&LogicalSpec, &Target) -> u64,
     /// Whether the operands a Spec already holds in registers leave some tile of it that this
     /// kernel could implement (see [`KernelKind::may_take_register_tiles`]); a necessary
-    /// condition only, [`any_register_tiles`] where the kernel has nothing to rule out.
+    /// condition only, `any_register_tiles` (which accepts every tile) where the kernel has
+    /// nothing to rule out.
     pub register_tiles: fn(&LogicalSpec, &Target) -> bool,
     /// Emits its C.
     pub emit: fn(&LogicalSpec, &mut dyn KernelEmitter),

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 /// A rectangle of integer coordinates, both corners inclusive, and its value.
 ///
-/// Serialized with one byte per coordinate (see [`packed_point`]).
+/// Serialized with one byte per coordinate (see `packed_point` in this module).
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 pub struct Rect {
     /// Lowest corner.
