@@ -314,14 +314,15 @@ fn print_report(spec: &Spec, chosen: &[Candidate], times: &[f64], target: &'stat
         println!("{i:>4} {:>12} {t:>12.1}  {}", c.cost, c.decisions);
     }
     let costs: Vec<f64> = chosen.iter().map(|c| c.cost as f64).collect();
+    let held = held_in_l2(spec.logical(), target);
     println!(
         "Spearman rank correlation, predicted cost vs measured time: {:.3} over {} implementations (the target's weights: L1 {} and GL {} per line)",
         spearman(&costs, times),
         chosen.len(),
         target.level(Level::L1).line_cost,
-        target.line_cost(Level::GL, chosen.first().is_some_and(|c| held_in_l2(c.imp.spec.logical(), target)))
+        target.line_cost(Level::GL, held)
     );
-    fit_weights(chosen, times, target);
+    fit_weights(chosen, times, target, held);
 }
 
 /// Line weights tried for L1 and for global memory.
@@ -330,10 +331,9 @@ const GL_WEIGHTS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 30];
 
 /// Re-costs every implementation under each pair of L1 and GL line weights (the kernels' own
 /// costs unchanged) and prints the rank correlation each pair achieves: the weights this
-/// measurement supports. For a Spec held in L2 the GL weight is that of a line held there
+/// measurement supports. For a Spec `held` in L2 the GL weight is that of a line held there
 /// (`morello_core::cost::held_in_l2`), the only one its implementations pay.
-fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target) {
-    let held = chosen.first().is_some_and(|c| held_in_l2(c.imp.spec.logical(), target));
+fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target, held: bool) {
     let gl_meaning = if held { "GL weight of lines held in L2" } else { "GL weight" };
     println!("rank correlation by line weight (rows: L1 weight; columns: {gl_meaning}):");
     print!("{:>6}", "L1\\GL");

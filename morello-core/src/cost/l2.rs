@@ -26,32 +26,38 @@ use crate::target::Target;
 /// Whether `spec` is held in L2: it has an operand in global memory, and the lines of its
 /// operands in global memory and L1 fit in the target's L2 (which holds what L1 holds).
 pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
-    let Some(l2) = target.l2 else { return false };
-    let mut in_memory = false;
-    let mut bytes = 0u64;
-    for t in spec.operands() {
-        match t.level() {
-            Level::GL => in_memory = true,
-            Level::L1 => {}
-            Level::RF | Level::VRF => continue,
-        }
-        bytes += t.consumption(target);
-        if bytes > l2.capacity_bytes {
-            return false;
-        }
-    }
-    in_memory
+    lines_held(spec, target).is_some()
 }
 
 /// What one run of `spec` pays, beyond L2's weight, for reading its lines in global memory from
-/// memory once, when `spec` is held in L2 and its parent is not; zero when it is not held.
+/// memory once: what a parent that is not held in L2 adds for each run of a child that is.
+/// Zero when `spec` is not held.
 pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
-    let Some(l2) = target.l2 else { return 0 };
-    if !held_in_l2(spec, target) {
-        return 0;
+    let (Some(l2), Some(lines)) = (target.l2, lines_held(spec, target)) else { return 0 };
+    lines * target.level(Level::GL).line_cost.saturating_sub(l2.line_cost)
+}
+
+/// The cache lines of `spec`'s operands in global memory if `spec` is held in L2, in one pass
+/// over its operands (the cost model asks for every node and every child it costs).
+fn lines_held(spec: &LogicalSpec, target: &Target) -> Option<u64> {
+    let l2 = target.l2?;
+    let line = u64::from(target.line_bytes);
+    let mut in_memory = 0u64;
+    let mut bytes = 0u64;
+    for t in spec.operands() {
+        let lines = match t.level() {
+            Level::GL | Level::L1 => t.cache_lines(target),
+            Level::RF | Level::VRF => continue,
+        };
+        if t.level() == Level::GL {
+            in_memory += lines;
+        }
+        bytes += lines * line;
+        if bytes > l2.capacity_bytes {
+            return None;
+        }
     }
-    let extra = target.level(Level::GL).line_cost.saturating_sub(l2.line_cost);
-    spec.operands().iter().filter(|t| t.level() == Level::GL).map(|t| t.cache_lines(target) * extra).sum()
+    (in_memory > 0).then_some(in_memory)
 }
 
 #[cfg(test)]
