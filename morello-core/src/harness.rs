@@ -6,7 +6,7 @@
 //! writes every buffer back to standard output.
 
 use crate::codegen::CKernel;
-use crate::reference::{HostTensor, Mismatch, compare, evaluate};
+use crate::reference::{HostTensor, Mismatch, Tolerances, compare, evaluate};
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 use std::io::Write;
@@ -154,12 +154,38 @@ pub fn check_against_reference(
     compiler: &CCompiler,
     target: &Target,
 ) -> Result<(), HarnessError> {
-    let mut args: Vec<HostTensor> =
-        spec.operands().iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
-    let mut expected = args.clone();
-    let tolerances = evaluate(spec, &mut expected);
-    run_kernel(kernel, &mut args, compiler, target)?;
-    Ok(compare(spec, &expected, &args, &tolerances)?)
+    ReferenceRun::new(spec).check(kernel, compiler, target)
+}
+
+/// The random inputs of a Spec and what the reference evaluator computes from them, for
+/// checking many implementations of the same Spec while evaluating the reference once (it is
+/// the slow part for large Specs).
+#[derive(Clone, Debug)]
+pub struct ReferenceRun {
+    spec: LogicalSpec,
+    inputs: Vec<HostTensor>,
+    expected: Vec<HostTensor>,
+    tolerances: Tolerances,
+}
+
+impl ReferenceRun {
+    /// Random inputs for `spec` (one seed per operand, as [`check_against_reference`] uses) and
+    /// the reference's results on them.
+    pub fn new(spec: &LogicalSpec) -> ReferenceRun {
+        let inputs: Vec<HostTensor> =
+            spec.operands().iter().zip(1..).map(|(t, seed)| HostTensor::random(t, seed)).collect();
+        let mut expected = inputs.clone();
+        let tolerances = evaluate(spec, &mut expected);
+        ReferenceRun { spec: spec.clone(), inputs, expected, tolerances }
+    }
+
+    /// Runs `kernel`, an implementation of this run's Spec, on its inputs and compares what it
+    /// wrote with the reference's results.
+    pub fn check(&self, kernel: &CKernel, compiler: &CCompiler, target: &Target) -> Result<(), HarnessError> {
+        let mut args = self.inputs.clone();
+        run_kernel(kernel, &mut args, compiler, target)?;
+        Ok(compare(&self.spec, &self.expected, &args, &self.tolerances)?)
+    }
 }
 
 /// Like [`run_kernel`] for several argument sets of the same shapes and dtypes, compiling once.
@@ -317,5 +343,24 @@ mod tests {
         }
         // Portable C needs no ISA feature.
         assert!(missing_cpu_features(TargetId::Portable.target()).is_empty());
+    }
+
+    #[test]
+    fn one_reference_run_checks_many_kernels() {
+        let target = TargetId::Portable.target();
+        let text = "Matmul(1x4x8x4, (f32, GL), (f32, GL), (f32, GL), serial)";
+        let spec = crate::spec::Spec::parse_for(text, target).unwrap().with_limits(target.max_limits());
+        let imp = crate::search::Synthesizer::new(target).synthesize(&spec).unwrap();
+        let good = crate::codegen::emit_c(&imp, "kernel", target).unwrap();
+        // The same kernel, then one more to the first output element.
+        let end = good.source.rfind('}').unwrap();
+        let mut bad = good.clone();
+        bad.source = format!("{}    p2[0] += 1.0f;\n{}", &good.source[..end], &good.source[end..]);
+        let run = ReferenceRun::new(spec.logical());
+        let gcc = CCompiler::gcc();
+        assert!(matches!(run.check(&bad, &gcc, target), Err(HarnessError::Wrong(_))));
+        // The failed check left the run's inputs and expected results as they were.
+        run.check(&good, &gcc, target).unwrap();
+        check_against_reference(&good, spec.logical(), &gcc, target).unwrap();
     }
 }

@@ -13,7 +13,7 @@
 
 use morello_core::codegen::{CKernel, emit_c};
 use morello_core::cost::{held_in_l2, impl_cost};
-use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
+use morello_core::harness::{CCompiler, ReferenceRun, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
 use morello_core::residency::forced_fill;
@@ -22,6 +22,7 @@ use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeSet;
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 const DEFAULT_SPEC: &str = "Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL), serial)";
 /// Rewrites of the first child tried per top-level rewrite (evenly spaced over its list): each
@@ -29,6 +30,8 @@ const DEFAULT_SPEC: &str = "Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL), 
 const SECOND_LEVEL_PER_TOP: usize = 6;
 /// Implementations timed at most (evenly spread over the predicted costs).
 const MOST: usize = 120;
+/// Checked implementations between two progress lines.
+const CHECK_PROGRESS_EVERY: usize = 10;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +74,8 @@ struct Candidate {
 fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
     eprintln!("building implementations of {spec} ...");
     let mut synth = Synthesizer::new(target);
+    // The search runs on every core; only the timing is pinned (to one core, after the search).
+    synth.set_threads(std::thread::available_parallelism().map_or(1, usize::from));
     let mut seen = BTreeSet::new();
     let mut candidates = Vec::new();
     // A Spec held in L1 has one rewrite, the cache fill (`morello_core::residency`): the
@@ -106,9 +111,15 @@ fn run(spec: &Spec, target: &'static Target) -> Result<(), String> {
     }
     candidates.sort_by_key(|c| c.cost);
     let chosen = spread(candidates, MOST);
-    eprintln!("{} distinct implementations; checking each against the reference evaluator ...", chosen.len());
-    for c in &chosen {
-        check(c, target)?;
+    eprintln!("{} distinct implementations; evaluating the reference once ...", chosen.len());
+    let reference = ReferenceRun::new(spec.logical());
+    eprintln!("checking each implementation against it ...");
+    let started = Instant::now();
+    for (i, c) in chosen.iter().enumerate() {
+        check(c, &reference, target)?;
+        if (i + 1) % CHECK_PROGRESS_EVERY == 0 || i + 1 == chosen.len() {
+            eprintln!("  checked {}/{} in {:.0?}", i + 1, chosen.len(), started.elapsed());
+        }
     }
     let times = time_all(&chosen, target)?;
     print_report(spec, &chosen, &times, target);
@@ -176,8 +187,9 @@ fn spread(sorted: Vec<Candidate>, most: usize) -> Vec<Candidate> {
     sorted.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, c)| c).collect()
 }
 
-fn check(c: &Candidate, target: &Target) -> Result<(), String> {
-    check_against_reference(&c.kernel, c.imp.spec.logical(), &CCompiler::gcc(), target)
+fn check(c: &Candidate, reference: &ReferenceRun, target: &Target) -> Result<(), String> {
+    reference
+        .check(&c.kernel, &CCompiler::gcc(), target)
         .map_err(|e| format!("{} ({}): {e}", c.kernel.symbol, c.decisions))
 }
 
