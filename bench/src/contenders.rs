@@ -25,6 +25,8 @@ const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
 /// Label of kernels found entirely by the search in the narrowed search space (no relayouts of
 /// the output within global memory; `kernels_narrowed_*.rs`).
 const SYNTHESIZED_NARROWED: &str = "Morello (synthesized, narrowed space)";
+/// The same for kernels with parallel loops, which the search placed too.
+const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 /// The same with a parallel loop over bands of rows.
@@ -77,6 +79,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
                 (BLOCKED, kernels::gemm1024_blocked, false),
+                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
             &[],
@@ -85,6 +88,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
                 (BLOCKED, kernels::gemm2048_blocked, false),
+                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],
             &[],
