@@ -337,43 +337,64 @@ fn print_report(spec: &Spec, chosen: &[Candidate], times: &[f64], target: &'stat
     fit_weights(chosen, times, target, held);
 }
 
-/// Line weights tried for L1 and for global memory.
+/// Line weights tried for L1 and for global memory held in L2 (for a Spec held in L2).
 const L1_WEIGHTS: [u64; 5] = [0, 1, 2, 3, 4];
 const GL_WEIGHTS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 30];
+/// Line weights tried for global memory held in L2 and read from memory (for a Spec that is
+/// not held in L2).
+const HELD_WEIGHTS: [u64; 8] = [2, 4, 6, 8, 12, 16, 20, 30];
+const MEMORY_WEIGHTS: [u64; 7] = [20, 30, 40, 60, 100, 150, 200];
 
-/// Re-costs every implementation under each pair of L1 and GL line weights (the kernels' own
-/// costs unchanged) and prints the rank correlation each pair achieves: the weights this
-/// measurement supports. For a Spec `held` in L2 the GL weight is that of a line held there
-/// (`morello_core::cost::held_in_l2`), the only one its implementations pay.
+/// Re-costs every implementation under each pair of line weights (the kernels' own costs
+/// unchanged) and prints the rank correlation each pair achieves: the weights this measurement
+/// supports. For a Spec `held` in L2 the pairs are L1's weight and that of a global-memory
+/// line held in L2 (`morello_core::cost::held_in_l2`), the only global weight its
+/// implementations pay; for one that is not, the weights of a line held in L2 and of one read
+/// from memory (L1's as shipped).
 fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target, held: bool) {
-    let gl_meaning = if held { "GL weight of lines held in L2" } else { "GL weight" };
-    println!("rank correlation by line weight (rows: L1 weight; columns: {gl_meaning}):");
-    print!("{:>6}", "L1\\GL");
-    for g in GL_WEIGHTS {
-        print!("{g:>7}");
+    let with = |row: u64, column: u64| {
+        let mut levels = target.levels;
+        let mut l2 = target.l2;
+        if held {
+            levels[Level::L1.index()].line_cost = row;
+            if let Some(l2) = l2.as_mut() {
+                l2.line_cost = column;
+            } else {
+                levels[Level::GL.index()].line_cost = column;
+            }
+        } else {
+            if let Some(l2) = l2.as_mut() {
+                l2.line_cost = row;
+            }
+            levels[Level::GL.index()].line_cost = column;
+        }
+        Target { levels, l2, ..*target }
+    };
+    let (rows, columns, row_name, column_name): (&[u64], &[u64], _, _) = if held {
+        (&L1_WEIGHTS, &GL_WEIGHTS, "L1", "GL weight of lines held in L2")
+    } else {
+        (&HELD_WEIGHTS, &MEMORY_WEIGHTS, "GL weight of lines held in L2", "GL weight of lines read from memory")
+    };
+    println!("rank correlation by line weight (rows: {row_name}; columns: {column_name}):");
+    print!("{:>8}", "row\\col");
+    for c in columns {
+        print!("{c:>7}");
     }
     println!();
     let mut best = (f64::MIN, 0, 0);
-    for l1 in L1_WEIGHTS {
-        print!("{l1:>6}");
-        for gl in GL_WEIGHTS {
-            let mut levels = target.levels;
-            levels[Level::L1.index()].line_cost = l1;
-            let mut l2 = target.l2;
-            match l2.as_mut() {
-                Some(l2) if held => l2.line_cost = gl,
-                _ => levels[Level::GL.index()].line_cost = gl,
-            }
-            let weighted = Target { levels, l2, ..*target };
+    for &row in rows {
+        print!("{row:>8}");
+        for &column in columns {
+            let weighted = with(row, column);
             let costs: Vec<f64> =
                 chosen.iter().map(|c| impl_cost(&c.imp, &weighted).map_or(f64::NAN, |k| k.main as f64)).collect();
             let rho = spearman(&costs, times);
             if rho > best.0 {
-                best = (rho, l1, gl);
+                best = (rho, row, column);
             }
             print!("{rho:>7.3}");
         }
         println!();
     }
-    println!("best: {:.3} with L1 {} and GL {} per line", best.0, best.1, best.2);
+    println!("best: {:.3} with {row_name} {} and {column_name} {}", best.0, best.1, best.2);
 }
