@@ -1,8 +1,8 @@
 //! Wholly searched kernels for the large GEMMs on the AVX-512 target, found in the narrowed search
 //! space (`morello_core::search::SearchSpace::FixedOutputLayouts`: no relayouts of the output
-//! within global memory), which `build.rs` chooses for this file alone. Under cost model 6 the
-//! exact search of the serial 2048³ Spec on AVX-512 took 237 s on two threads of the development
-//! VM, the narrowed one 21.7 s for the same optimum (under model 5: over 20 minutes, and 90 s for a
+//! within global memory), which `build.rs` chooses for this file alone. Under cost model 7 the
+//! exact search of the serial 2048³ Spec on AVX-512 took 194 s on two threads of the development
+//! VM, the narrowed one 35 s for the same optimum (under model 5: over 20 minutes, and 90 s for a
 //! cost 0.21% above the optimum); the narrowed space keeps this crate's first build short. No
 //! schedule: everything here is the search's choice, the parallel loops of the Specs not marked
 //! `serial` included. `kernels_narrowed_avx2.rs` holds the same Specs for the other target.

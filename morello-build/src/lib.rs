@@ -41,9 +41,9 @@
 //! * `MORELLO_SEARCH_SPACE=fixed-output-layouts` (or [`Build::search_space`] for one build)
 //!   narrows the search: an output in global memory is never repacked into a copy there (see
 //!   [`SearchSpace`]).
-//!   Large Matmuls are searched many times faster (2048³: 11×) for kernels at most a fraction
-//!   of a percent above the optimum (measured: the same optimum up to 2048³ under cost model 6;
-//!   +0.21% at 2048³ under model 5).
+//!   Large Matmuls are searched several times faster (2048³: 5.6×) for kernels at most a
+//!   fraction of a percent above the optimum (measured: the same optimum up to 2048³ under cost
+//!   models 6 and 7; +0.21% at 2048³ under model 5).
 //!   Its results live in `<target>.fixed-output-layouts.morellodb`.
 //!
 //! Kernels are synthesized on as many threads as Cargo's job count allows (`-j`, passed to

@@ -4,9 +4,12 @@
 //! both to cost complete Impls ([`impl_cost`]) and inside the search. Every node costs at least
 //! as much as each child, which gives synthesis its optimal substructure.
 //!
-//! Two terms extend the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetchers miss ([`scattered_lines`]), and global memory costs L2's
-//! weight inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]).
+//! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
+//! makes the hardware prefetchers miss ([`scattered_lines`]); global memory costs L2's weight
+//! inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]); and a
+//! hardware cache fill of such data into L1, which copies nothing, pays only the time L2 takes
+//! to deliver its lines ([`crate::target::L2Cache::fill_line_cost`]), where a copy pays L2's
+//! full weight.
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.
@@ -96,7 +99,10 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
             Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }
         ImplNode::Alloc(a) => {
-            let moved = a.tensor.move_cost(target, held) + spec.operand(a.operand).move_cost(target, held);
+            let source = spec.operand(a.operand);
+            // A hardware cache fill reads its source at the fill weight (`L2Cache`).
+            let read = if a.cache_miss { source.fill_cost(target, held) } else { source.move_cost(target, held) };
+            let moved = a.tensor.move_cost(target, held) + read;
             let own = a.tensor.consumption(target);
             Cost {
                 main: moved.saturating_add(sum(children)),

@@ -303,6 +303,17 @@ impl TensorSpec {
         self.cache_lines(target) * weight * contiguity_factor
     }
 
+    /// What a hardware cache fill out of this tensor pays: [`TensorSpec::move_cost`] with
+    /// global memory at [`Target::fill_line_cost`] instead of its full weight.
+    pub fn fill_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
+        let weight = match self.0.level {
+            Level::GL => target.fill_line_cost(held_in_l2),
+            level => target.line_cost(level, held_in_l2),
+        };
+        let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
+        self.cache_lines(target) * weight * contiguity_factor
+    }
+
     /// The specification of a `tile_shape` tile of this tensor.
     ///
     /// Tiles of tensors outside the vector registers are remembered per thread (the search

@@ -10,9 +10,10 @@
 //!
 //! So a Spec is *held in L2* when its operands in global memory and L1 fit in the target's L2
 //! ([`held_in_l2`]). Inside such a Spec, a line of global memory costs L2's weight
-//! ([`crate::target::Target::line_cost`]); where a Spec that is not held runs a child that is,
-//! each run of that child also pays the rest of memory's weight for each of its lines in global
-//! memory once ([`l2_fill`]): its first read, from memory.
+//! ([`crate::target::Target::line_cost`]), or less when a hardware cache fill reads it
+//! ([`crate::target::Target::fill_line_cost`]); where a Spec that is not held runs a child that
+//! is, each run of that child also pays the rest of memory's weight for each of its lines in
+//! global memory once ([`l2_fill`]): its first read, from memory.
 //!
 //! Whether a Spec is held depends on the Spec alone, so its cost still composes from its
 //! children's, and the terms only add to a node's cost (the search's optimal substructure and
@@ -29,12 +30,14 @@ pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
     lines_held(spec, target).is_some()
 }
 
-/// What one run of `spec` pays, beyond L2's weight, for reading its lines in global memory from
-/// memory once: what a parent that is not held in L2 adds for each run of a child that is.
-/// Zero when `spec` is not held.
+/// What one run of `spec` pays, beyond the least a held Spec pays per line (a cache fill's
+/// weight, [`Target::least_line_cost`]), for reading its lines in global memory from memory
+/// once: what a parent that is not held in L2 adds for each run of a child that is. So every
+/// line still pays at least memory's weight, which the search's bounds rely on. Zero when
+/// `spec` is not held.
 pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
-    let (Some(l2), Some(lines)) = (target.l2, lines_held(spec, target)) else { return 0 };
-    lines * target.level(Level::GL).line_cost.saturating_sub(l2.line_cost)
+    let Some(lines) = lines_held(spec, target) else { return 0 };
+    lines * target.level(Level::GL).line_cost.saturating_sub(target.least_line_cost(Level::GL, true))
 }
 
 /// The cache lines of `spec`'s operands in global memory if `spec` is held in L2, in one pass
@@ -88,8 +91,8 @@ mod tests {
     fn the_fill_pays_the_rest_of_memorys_weight_for_each_line_in_global_memory() {
         // 32 × 32 f32 in global memory is 64 lines each; the L1 operand is not filled.
         let spec = logical("Matmul(1x32x32x32, (f32, GL), (f32, L1), (f32, GL))");
-        let extra = X86_AVX512.level(Level::GL).line_cost - X86_AVX512.l2.unwrap().line_cost;
-        assert_eq!(extra, 80);
+        let extra = X86_AVX512.level(Level::GL).line_cost - X86_AVX512.l2.unwrap().fill_line_cost;
+        assert_eq!(extra, 96);
         assert_eq!(l2_fill(&spec, &X86_AVX512), 2 * 64 * extra);
         assert_eq!(l2_fill(&logical("Matmul(1x512x512x512, (f32, GL), (f32, GL), (f32, GL))"), &X86_AVX512), 0);
         let without_l2 = Target { l2: None, ..X86_AVX512 };

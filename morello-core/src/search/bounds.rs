@@ -82,11 +82,12 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// No rewrite of a Matmul changes an operand's level except a move, and kernels read an operand
 /// only from the levels they accept (directly or after `to_accum`). So every byte of an operand
 /// held where no kernel reads it leaves that level through moves, and each move pays at least
-/// the source's cache lines times the level's weight (`m(t)`, paper §3). Tiles split the
+/// the source's cache lines times the level's least weight (`m(t)`, paper §3; a cache fill's
+/// weight in global memory, where that is less: [`Target::least_line_cost`]). Tiles split the
 /// operand, but the lines of the pieces add up to at least the lines of the whole. Global
-/// memory weighs L2's weight in a Spec held in L2; in one that is not, a move inside a child
-/// held in L2 pays L2's weight and that child's run the rest of memory's
-/// ([`crate::cost::l2_fill`]), so each line still pays memory's weight.
+/// memory weighs L2's weight (or a cache fill's) in a Spec held in L2; in one that is not, a
+/// move inside a child held in L2 pays at least a cache fill's weight and that child's run the
+/// rest of memory's ([`crate::cost::l2_fill`]), so each line still pays memory's weight.
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
@@ -104,7 +105,7 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
         })
         .map(|(_, t)| {
             let bytes = t.data_bytes();
-            bytes.div_ceil(line) * target.line_cost(t.level(), held)
+            bytes.div_ceil(line) * target.least_line_cost(t.level(), held)
         })
         .sum()
 }
@@ -171,7 +172,7 @@ fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
     spec.operands()
         .iter()
         .map(|t| {
-            let weight = target.line_cost(t.level(), held);
+            let weight = target.least_line_cost(t.level(), held);
             let bytes = t.data_bytes();
             match t.level() {
                 Level::RF | Level::VRF => 0,
@@ -196,7 +197,7 @@ fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
 
 /// The smallest weight per cache line among the addressed levels (global memory's held in L2).
 fn cheapest_memory_weight(target: &Target) -> u64 {
-    [Level::L1, Level::GL].iter().map(|&l| target.line_cost(l, true)).min().unwrap_or(0)
+    [Level::L1, Level::GL].iter().map(|&l| target.least_line_cost(l, true)).min().unwrap_or(0)
 }
 
 /// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
@@ -222,7 +223,7 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 /// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
-    let weight = target.line_cost(level, true);
+    let weight = target.least_line_cost(level, true);
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
     weight * min_bytes / line
 }

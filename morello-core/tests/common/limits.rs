@@ -26,6 +26,7 @@ pub fn solve_small_specs(synth: &mut Synthesizer) {
         "(Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 256, 512])",
         "(Matmul(1x2x4x2, (f32, GL), (f32, L1), (f32, GL)), [32, 128, 512, 1024])",
         "(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])",
+        "(Move(4x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])",
         "(MatmulAccum(1x2x2x8, (f32, L1), (f32, L1), (f32, L1)), [32, 128, 1024, 0])",
     ] {
         let spec: Spec = text.parse().unwrap();
