@@ -101,6 +101,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_fill_of_held_data_pays_l2s_delivery_time() {
+        let t = &X86_AVX512;
+        assert_eq!(t.fill_line_cost(true), 4);
+        assert_eq!(t.line_cost(Level::GL, true), 20, "a copy pays L2's full weight");
+        assert_eq!(t.fill_line_cost(false), t.level(Level::GL).line_cost, "outside L2, memory's");
+        assert_eq!(t.least_line_cost(Level::GL, true), 4);
+        assert_eq!(t.least_line_cost(Level::L1, true), t.level(Level::L1).line_cost);
+        // A 64×16 tile of a 64-wide row-major `b`: 64 lines, not contiguous (twice the weight).
+        let tile = Spec::parse_for("Matmul(1x6x64x64, (f32, GL), (f32, GL), (f32, GL))", t).unwrap();
+        let b = tile.operands()[1].tile(&[1, 64, 16], t).unwrap();
+        assert_eq!(b.cache_lines(t), 64);
+        assert_eq!(b.fill_cost(t, true), 64 * 4 * 2);
+        assert_eq!(b.move_cost(t, true), 64 * 20 * 2);
+        // A line that a held child fills inside a Spec that is not held still pays memory's
+        // weight in all: the fill's, and the rest in the child's run (one line of `a` here).
+        let one_line = logical("Matmul(1x1x1x16, (f32, GL), (f32, L1), (f32, L1))");
+        assert_eq!(t.fill_line_cost(true) + l2_fill(&one_line, t), t.level(Level::GL).line_cost);
+    }
+
+    #[test]
     fn held_global_memory_costs_l2s_weight() {
         for target in [&X86_AVX2, &X86_AVX512, &PORTABLE] {
             let l2 = target.l2.unwrap();

@@ -195,7 +195,8 @@ fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
     (u64::from(target.line_bytes) / (2 * weight * bytes)).max(1)
 }
 
-/// The smallest weight per cache line among the addressed levels (global memory's held in L2).
+/// The smallest weight per cache line among the addressed levels (in global memory, a cache
+/// fill's of data held in L2).
 fn cheapest_memory_weight(target: &Target) -> u64 {
     [Level::L1, Level::GL].iter().map(|&l| target.least_line_cost(l, true)).min().unwrap_or(0)
 }
