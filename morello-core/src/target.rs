@@ -299,10 +299,10 @@ impl Target {
     }
 
     /// The least weight a line at `level` pays in a Spec whose data is (`held`) or is not held
-    /// in L2, whatever moves it: in global memory, a cache fill's where that is less.
+    /// in L2, whatever moves it: in global memory, a cache fill's (never more than a copy's).
     pub fn least_line_cost(&self, level: Level, held_in_l2: bool) -> u64 {
         match level {
-            Level::GL => self.line_cost(level, held_in_l2).min(self.fill_line_cost(held_in_l2)),
+            Level::GL => self.fill_line_cost(held_in_l2),
             _ => self.line_cost(level, held_in_l2),
         }
     }

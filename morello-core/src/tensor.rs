@@ -295,21 +295,20 @@ impl TensorSpec {
     /// tensor is not contiguous. In global memory, the weight is L2's when the Spec the move
     /// belongs to is held in L2 (see [`crate::cost::held_in_l2`]).
     pub fn move_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
-        let weight = target.line_cost(self.0.level, held_in_l2);
-        if weight == 0 {
-            return 0;
-        }
-        let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
-        self.cache_lines(target) * weight * contiguity_factor
+        self.lines_weighing(target, target.line_cost(self.0.level, held_in_l2))
     }
 
     /// What a hardware cache fill out of this tensor pays: [`TensorSpec::move_cost`] with
     /// global memory at [`Target::fill_line_cost`] instead of its full weight.
     pub fn fill_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
-        let weight = match self.0.level {
-            Level::GL => target.fill_line_cost(held_in_l2),
-            level => target.line_cost(level, held_in_l2),
-        };
+        self.lines_weighing(target, target.least_line_cost(self.0.level, held_in_l2))
+    }
+
+    /// This tensor's cache lines at `weight` each, doubled when it is not contiguous.
+    fn lines_weighing(&self, target: &Target, weight: u64) -> u64 {
+        if weight == 0 {
+            return 0;
+        }
         let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
         self.cache_lines(target) * weight * contiguity_factor
     }
