@@ -6,10 +6,11 @@
 //!
 //! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
 //! makes the hardware prefetchers miss ([`scattered_lines`]); global memory costs L2's weight
-//! inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]); and a
+//! inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]; a loop
+//! over such Specs, once per tile of each operand it moves to: [`loop_l2_fill`]); and a
 //! hardware cache fill of such data into L1, which copies nothing, pays only the time L2 takes
 //! to deliver its lines ([`crate::target::L2Cache::fill_line_cost`]), where a copy pays L2's
-//! full weight.
+//! full weight (and double for a tile that is not contiguous, which a fill does not).
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.
@@ -17,7 +18,7 @@
 mod l2;
 mod streams;
 
-pub use l2::{held_in_l2, l2_fill};
+pub use l2::{held_in_l2, l2_fill, loop_l2_fill};
 pub use streams::scattered_lines;
 
 use crate::imp::{Impl, ImplNode};
@@ -56,17 +57,24 @@ impl PartialOrd for Cost {
 /// [`Impl::children`] order. `node` must not be an unscheduled leaf.
 pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Target) -> Cost {
     let held = held_in_l2(spec.logical(), target);
+    let fills = !held && target.l2.is_some();
+    // A serial loop's body pays its fills in `loop_l2_fill`, which knows what iterations reuse.
+    let serial_loop = matches!(node, ImplNode::Loop(l) if !l.parallel);
     let filled: SmallVec<[Cost; 4]>;
-    let children = if held || target.l2.is_none() {
-        children
-    } else {
+    let children = if fills {
         // Each run of a child held in L2 reads its data from memory once (see `l2`).
         filled = children
             .iter()
             .zip(node.children())
-            .map(|(c, imp)| Cost { main: c.main.saturating_add(l2_fill(imp.spec.logical(), target)), ..*c })
+            .enumerate()
+            .map(|(i, (c, imp))| {
+                let fill = if serial_loop && i == 0 { 0 } else { l2_fill(imp.spec.logical(), target) };
+                Cost { main: c.main.saturating_add(fill), ..*c }
+            })
             .collect();
         &filled
+    } else {
+        children
     };
     let peak = children.iter().fold(MemoryUsage::zero(), |acc, c| acc.max_per_level(&c.peak));
     let depth = 1 + children.iter().map(|c| c.depth).max().unwrap_or(0);
@@ -94,7 +102,9 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
                     .saturating_add(p.setup)
                     .saturating_add(p.per_iteration.saturating_mul(trips))
             } else {
-                iteration.saturating_mul(trips)
+                let body = node.children()[0].spec.logical();
+                let fill = if fills { loop_l2_fill(spec.logical(), &l.tile, body, target) } else { 0 };
+                iteration.saturating_mul(trips).saturating_add(fill)
             };
             Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }

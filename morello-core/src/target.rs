@@ -108,6 +108,13 @@ pub struct ParallelCost {
 /// reads of 8 and 16 interleaved streams in 8 KiB pieces at 24.3 and 10.6 GB/s against 28.7 for
 /// one stream (`bench/experiments/interleaved_streams.c`). So below `prefetch_streams`, each
 /// piece of several interleaved streams pays for its first line.
+///
+/// `prefetch_streams` is 8, the Zen 4 development VM's figure: there, in a later run of
+/// `interleaved_streams.c`, up to 8 interleaved streams read at 21.8–30.0 GB/s in pieces of
+/// 1–64 KiB, while 16 streams in 8 KiB pieces read at 10.2 and 32 streams in 1–8 KiB pieces at
+/// 10.4–13.9 (one stream: 23.9–25.9). The first development machine followed 32 streams at
+/// full speed; with 32, the searched f32 vector-matrix kernel read 32 rows side by side in
+/// 8 KiB pieces on the VM and ran at 52% of the bandwidth ceiling.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct StreamCost {
     /// The stride prefetcher does not cross boundaries of this many bytes (a page).
@@ -148,10 +155,10 @@ pub struct L2Cache {
     pub fill_line_cost: u64,
 }
 
-/// The prefetchers of the development machine's cores (see [`StreamCost`]); every target uses
+/// The prefetchers of the development machines' cores (see [`StreamCost`]); every target uses
 /// them.
 const MEASURED_STREAMS: StreamCost =
-    StreamCost { page_bytes: 4096, stream_bytes: 16384, prefetch_streams: 32, extra_percent: 50 };
+    StreamCost { page_bytes: 4096, stream_bytes: 16384, prefetch_streams: 8, extra_percent: 50 };
 
 /// A target machine.
 #[derive(Debug)]

@@ -1,31 +1,31 @@
 //! Software prefetch of streamed inputs.
 //!
 //! An input in global memory whose tiles no enclosing loop revisits is read once, in order of
-//! its loops: it streams from DRAM. The hardware prefetchers keep up with such a stream when
-//! the loop does little per cache line, but a loop that widens each line (bf16 to f32) holds
-//! fewer lines in flight. `bench/experiments/stream_prefetch.c` reads the 64 MiB matrix of the
-//! bf16 vector-matrix product 1×2048×16384 from DRAM on one core, two runs:
+//! its loops: it streams from DRAM. The hardware's stream prefetcher keeps up with such a
+//! stream as long as the loops continue no more rows at once than it follows
+//! ([`crate::target::StreamCost::prefetch_streams`]); past that, most lines arrive unprefetched.
+//! `bench/experiments/stream_prefetch.c` read the 64 MiB matrix of the bf16 vector-matrix
+//! product 1×2048×16384 from DRAM on one core of the first development machine, two runs:
 //!
 //! | loops | no prefetch | 512 B ahead | 1 KiB | 2 KiB |
 //! |---|---|---|---|---|
-//! | 32 rows at a time, strips of 256 columns (the searched kernel's) | 9.7–9.9 GB/s | 13.4–13.5 | 12.9–13.1 | 12.6–12.8 |
+//! | 32 rows at a time, strips of 256 columns | 9.7–9.9 GB/s | 13.4–13.5 | 12.9–13.1 | 12.6–12.8 |
 //! | 8 rows at a time, strips of 256 columns | 12.4–13.0 | 16.0–16.9 | 16.2–17.1 | 16.3–16.9 |
 //!
-//! against 14.5–15.0 GB/s for a plain sequential read. In `bench/run` the searched kernel went
-//! from 71.5% to 94.4% of the bandwidth ceiling.
+//! against 14.5–15.0 GB/s for a plain sequential read. On the Zen 4 development VM, software
+//! prefetches slowed every loop nest that continues 8 rows or fewer: the searched kernels that
+//! read 8 rows at a time in strips of 128 (f32) and 256 (bf16) columns ran at 8.0–8.6 and 19.2
+//! GFLOP/s with prefetches 512 bytes ahead, 9.0–9.7 and 24.1 without (`bench/README.md`).
 //!
-//! So when a vector-register tile of a streamed input is loaded, each cache line of the source
-//! is preceded by a prefetch of the line the loops will load when they next return to this row
-//! (see [`Emitter::prefetch_distance`]), provided the lines in flight for the rows in between
-//! fit in half of L1: 512 bytes for the searched kernel above. Prefetches never fault, so
-//! prefetching past the end of a buffer is harmless.
+//! So when a vector-register tile of a streamed input is loaded by loops that continue more
+//! rows than the stream prefetcher follows, each cache line of the source is preceded by a
+//! prefetch of the line the loops will load when they next return to this row (see
+//! [`Emitter::prefetch_distance`]), provided the lines in flight for the rows in between fit in
+//! half of L1. Prefetches never fault, so prefetching past the end of a buffer is harmless.
 //!
 //! Inputs that a loop revisits (a GEMM's operands) are not streams and get none: their lines
 //! come from the caches the second time. Nor do inputs smaller than [`STREAM_MIN_BYTES`]: they
-//! fit in the outer caches, where a kernel called repeatedly finds them. The searched f32
-//! vector-matrix kernel returns to a row 1 KiB later, after 31 other rows, and gets none: with
-//! prefetches 512 bytes ahead it fell from 95% to 90% of the ceiling in one `bench/run`, while
-//! the hardware prefetchers alone reach 95–97% there.
+//! fit in the outer caches, where a kernel called repeatedly finds them.
 
 use super::emitter::{Emitter, View};
 use crate::layout::PhysKind;
@@ -37,11 +37,6 @@ use crate::tensor::TensorSpec;
 /// Inputs smaller than this are not treated as streams: larger than the L2 cache of current
 /// x86 cores (1–2 MiB per core).
 pub const STREAM_MIN_BYTES: u64 = 4 << 20;
-
-/// The prefetch distance when no enclosing loop jumps between rows, so that rows are read
-/// whole and in order: the distance that served the searched bf16 kernel (this case itself
-/// was not measured).
-pub const SEQUENTIAL_PREFETCH_BYTES: u64 = 512;
 
 /// Whether a kernel parameter may stream from memory: an input in global memory of at least
 /// [`STREAM_MIN_BYTES`].
@@ -91,8 +86,8 @@ impl Emitter {
     /// Those stepping by at least a row *jump* rows; the innermost loop outside the innermost
     /// jump that steps along the row is the one that returns to this row, that many bytes
     /// further on, after the jumping loops inside it have visited their rows. A prefetch pays
-    /// when the lines in flight for all those rows fit in half of L1; loops that never jump
-    /// read rows in order, and get [`SEQUENTIAL_PREFETCH_BYTES`].
+    /// when those rows are more than the stream prefetcher follows and the lines in flight for
+    /// all of them fit in half of L1. Loops that never jump read rows in order, one stream.
     pub(super) fn prefetch_distance(&self, index: &super::expr::Expr, source: &View) -> Option<u64> {
         let buffer = &self.buffers[source.buffer];
         let innermost = buffer.layout.dims().last()?;
@@ -104,9 +99,7 @@ impl Emitter {
         let mut loops = index.affine_terms()?;
         // Innermost loops first: loop variables are numbered as loops open.
         loops.sort_unstable_by_key(|&(id, _, _)| std::cmp::Reverse(id));
-        let Some(jump) = loops.iter().position(|&(_, coef, _)| coef * element_bytes >= row_bytes) else {
-            return Some(SEQUENTIAL_PREFETCH_BYTES);
-        };
+        let jump = loops.iter().position(|&(_, coef, _)| coef * element_bytes >= row_bytes)?;
         let (returning, step) = loops
             .iter()
             .enumerate()
@@ -118,7 +111,8 @@ impl Emitter {
             .filter(|&&(_, coef, _)| coef * element_bytes >= row_bytes)
             .map(|&(_, _, trips)| trips)
             .product();
+        let followed = u64::from(self.target.streams.prefetch_streams);
         let l1 = self.target.level(Level::L1).capacity_bytes;
-        (step * rows_between <= l1 / 2).then_some(step)
+        (rows_between > followed && step * rows_between <= l1 / 2).then_some(step)
     }
 }

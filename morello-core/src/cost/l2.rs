@@ -15,6 +15,10 @@
 //! is, each run of that child also pays the rest of memory's weight for each of its lines in
 //! global memory once ([`l2_fill`]): its first read, from memory.
 //!
+//! A serial loop in a Spec that is not held pays those first reads per operand only when it
+//! moves to another tile of that operand ([`loop_l2_fill`]): what consecutive iterations keep
+//! (a vector-matrix product's output, while a loop walks the rows of its matrix) stays in L2.
+//!
 //! Whether a Spec is held depends on the Spec alone, so its cost still composes from its
 //! children's, and the terms only add to a node's cost (the search's optimal substructure and
 //! its bounds rely on both). A held Spec's own cost leaves its first reads out, as its parent
@@ -37,7 +41,46 @@ pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
 /// `spec` is not held.
 pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
     let Some(lines) = lines_held(spec, target) else { return 0 };
-    lines * target.level(Level::GL).line_cost.saturating_sub(target.least_line_cost(Level::GL, true))
+    lines * fill_weight(target)
+}
+
+/// What a serial loop over `tile` in `spec`, which is not held in L2, pays in all its
+/// iterations for its `child` (held) reading data from memory: [`l2_fill`], but for each
+/// operand only when the loop moves to another tile of it. Consecutive iterations that keep an
+/// operand's tile, those of the innermost loop dimensions it does not depend on (loops nest in
+/// Spec dimension order), find its lines still in L2, which holds the child's data: a
+/// vector-matrix product looping over rows of the matrix reads the output from memory once, not
+/// once a row. Each line still pays memory's weight on its first read.
+pub fn loop_l2_fill(spec: &LogicalSpec, tile: &[u32], child: &LogicalSpec, target: &Target) -> u64 {
+    let trips: Vec<u64> = spec.shape().iter().zip(tile).map(|(&s, &t)| u64::from(s / t)).collect();
+    let all: u64 = trips.iter().product();
+    let Some(prim) = spec.primitive() else { return all.saturating_mul(l2_fill(child, target)) };
+    if !held_in_l2(child, target) {
+        return 0;
+    }
+    let weight = fill_weight(target);
+    let rank = trips.len();
+    child
+        .operands()
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.level() == Level::GL)
+        .map(|(i, t)| {
+            let dims = prim.operand_dims(i, rank);
+            let kept: u64 = (0..rank)
+                .rev()
+                .filter(|&d| trips[d] > 1)
+                .take_while(|&d| !dims.iter().any(|e| e.uses(d as u8)))
+                .map(|d| trips[d])
+                .product();
+            (all / kept).saturating_mul(t.cache_lines(target)).saturating_mul(weight)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// What a line of global memory read from memory pays beyond the least a held Spec pays for it.
+fn fill_weight(target: &Target) -> u64 {
+    target.level(Level::GL).line_cost.saturating_sub(target.least_line_cost(Level::GL, true))
 }
 
 /// The cache lines of `spec`'s operands in global memory if `spec` is held in L2, in one pass
@@ -112,12 +155,39 @@ mod tests {
         let tile = Spec::parse_for("Matmul(1x6x64x64, (f32, GL), (f32, GL), (f32, GL))", t).unwrap();
         let b = tile.operands()[1].tile(&[1, 64, 16], t).unwrap();
         assert_eq!(b.cache_lines(t), 64);
-        assert_eq!(b.fill_cost(t, true), 64 * 4 * 2);
-        assert_eq!(b.move_cost(t, true), 64 * 20 * 2);
+        assert!(!b.is_contiguous());
+        assert_eq!(b.fill_cost(t, true), 64 * 4, "a fill fetches the same lines: not doubled");
+        assert_eq!(b.move_cost(t, true), 64 * 20 * 2, "a copy is");
         // A line that a held child fills inside a Spec that is not held still pays memory's
         // weight in all: the fill's, and the rest in the child's run (one line of `a` here).
         let one_line = logical("Matmul(1x1x1x16, (f32, GL), (f32, L1), (f32, L1))");
         assert_eq!(t.fill_line_cost(true) + l2_fill(&one_line, t), t.level(Level::GL).line_cost);
+    }
+
+    #[test]
+    fn a_loop_fills_an_operand_only_when_it_moves_to_another_tile_of_it() {
+        let t = &X86_AVX512;
+        let extra = fill_weight(t);
+        // A vector-matrix product 8 rows of its 128 MiB matrix at a time: each iteration reads
+        // 8 new rows (8 × 1024 lines) and 8 values of `a` (one line), and keeps the 64 KiB
+        // output (1024 lines), which the loop fills once.
+        let vecmat = logical("Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL))");
+        let tile = [1, 1, 8, 16384];
+        let body = logical("Matmul(1x1x8x16384, (f32, GL), (f32, GL), (f32, GL))");
+        assert!(held_in_l2(&body, t) && !held_in_l2(&vecmat, t));
+        assert_eq!(loop_l2_fill(&vecmat, &tile, &body, t), (256 * (8 * 1024 + 1) + 1024) * extra);
+        assert!(loop_l2_fill(&vecmat, &tile, &body, t) < 256 * l2_fill(&body, t));
+        // 256³ blocks of a 2048³ GEMM: the innermost loop walks `n`, which `a` does not depend
+        // on, so `a`'s block (4096 lines) is filled once per 8 iterations; `b`'s and `c`'s on
+        // every one of the 512.
+        let gemm = logical("Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL))");
+        let block = logical("Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL))");
+        let blocks = loop_l2_fill(&gemm, &[1, 256, 256, 256], &block, t);
+        assert_eq!(blocks, (64 * 4096 + 2 * 512 * 4096) * extra);
+        // A body not held pays nothing here: its own loops pay for what it reads.
+        let strips = logical("Matmul(1x1x2048x128, (f32, GL), (f32, GL), (f32, GL))");
+        assert!(!held_in_l2(&strips, t));
+        assert_eq!(loop_l2_fill(&vecmat, &[1, 1, 2048, 128], &strips, t), 0);
     }
 
     #[test]

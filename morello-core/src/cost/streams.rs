@@ -124,14 +124,16 @@ mod tests {
 
     #[test]
     fn column_strips_of_a_large_matrix_pay_for_every_line() {
-        // 2048 runs of 512 bytes (8 lines) side by side, far more than 32 streams.
+        // 2048 runs of 512 bytes (8 lines) side by side, far more than 8 streams.
         assert_eq!(lines("1x1x2048x16384", "", [1, 1, 2048, 128]), 2048 * 8);
     }
 
     #[test]
     fn a_few_rows_side_by_side_pay_for_their_first_lines() {
-        assert_eq!(lines("1x1x32x16384", "", [1, 1, 32, 128]), 32);
-        assert_eq!(lines("1x1x33x16384", "", [1, 1, 33, 128]), 33 * 8);
+        // As many rows as the prefetcher follows (8), and one more.
+        assert_eq!(X86_AVX512.streams.prefetch_streams, 8);
+        assert_eq!(lines("1x1x8x16384", "", [1, 1, 8, 128]), 8);
+        assert_eq!(lines("1x1x9x16384", "", [1, 1, 9, 128]), 9 * 8);
         // One row: a single stream, continued by the next iteration.
         assert_eq!(lines("1x1x1x16384", "", [1, 1, 1, 128]), 0);
     }
