@@ -25,6 +25,8 @@ const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
 /// Label of kernels found entirely by the search in the narrowed search space (no relayouts of
 /// the output within global memory; `kernels_narrowed_*.rs`).
 const SYNTHESIZED_NARROWED: &str = "Morello (synthesized, narrowed space)";
+/// The same, reading `b` prepacked in panels of 64 columns.
+const SYNTHESIZED_NARROWED_PANELS: &str = "Morello (synthesized, b in panels, narrowed space)";
 /// The same for kernels with parallel loops, which the search placed too.
 const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
@@ -82,7 +84,10 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
-            &[],
+            &[(
+                kernels_narrowed::GEMM1024_PANELS_SPEC,
+                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
+            )],
         ),
         (2048, 2048, 2048) => (
             &[
@@ -91,7 +96,10 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],
-            &[],
+            &[(
+                kernels_narrowed::GEMM2048_PANELS_SPEC,
+                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
+            )],
         ),
         (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),
         (1, 2048, 16384) => (

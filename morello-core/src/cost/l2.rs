@@ -27,6 +27,7 @@
 use crate::level::Level;
 use crate::spec::LogicalSpec;
 use crate::target::Target;
+use smallvec::SmallVec;
 
 /// Whether `spec` is held in L2: it has an operand in global memory, and the lines of its
 /// operands in global memory and L1 fit in the target's L2 (which holds what L1 holds).
@@ -52,7 +53,7 @@ pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
 /// vector-matrix product looping over rows of the matrix reads the output from memory once, not
 /// once a row. Each line still pays memory's weight on its first read.
 pub fn loop_l2_fill(spec: &LogicalSpec, tile: &[u32], child: &LogicalSpec, target: &Target) -> u64 {
-    let trips: Vec<u64> = spec.shape().iter().zip(tile).map(|(&s, &t)| u64::from(s / t)).collect();
+    let trips: SmallVec<[u64; 8]> = spec.shape().iter().zip(tile).map(|(&s, &t)| u64::from(s / t)).collect();
     let all: u64 = trips.iter().product();
     let Some(prim) = spec.primitive() else { return all.saturating_mul(l2_fill(child, target)) };
     if !held_in_l2(child, target) {
