@@ -115,6 +115,8 @@ pub struct BuildOutput {
     pub synthesis_time: Duration,
     /// Specs searched (not answered by the database); 0 when every kernel came from it.
     pub specs_searched: u64,
+    /// Kernels that needed a search: those the database did not answer whole.
+    pub kernels_searched: usize,
 }
 
 impl Build {
@@ -237,8 +239,13 @@ impl Build {
         let c_dir = out_dir.join("morello");
         std::fs::create_dir_all(&c_dir)
             .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
-        let mut output =
-            BuildOutput { kernels: Vec::new(), c_files: Vec::new(), synthesis_time: Duration::ZERO, specs_searched: 0 };
+        let mut output = BuildOutput {
+            kernels: Vec::new(),
+            c_files: Vec::new(),
+            synthesis_time: Duration::ZERO,
+            specs_searched: 0,
+            kernels_searched: 0,
+        };
         // Schedules first (their errors need no search), grouped by target.
         let mut jobs: BTreeMap<&'static str, (&'static Target, Vec<usize>, Vec<SynthesisJob>)> = BTreeMap::new();
         for (index, decl) in kernels.iter().enumerate() {
@@ -267,6 +274,7 @@ impl Build {
                 workers::synthesize(target_jobs, database::open(&path, target), Mode { offline, search }, threads);
             output.synthesis_time += start.elapsed();
             let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
+            output.kernels_searched += done.solved.iter().filter(|s| s.searched > 0).count();
             for solved in done.solved {
                 let decl = &kernels[indices[solved.index]];
                 if verbose {
@@ -317,10 +325,11 @@ impl Build {
         }
         if output.synthesis_time > SLOW_SYNTHESIS {
             println!(
-                "cargo::warning=morello: synthesizing {} kernel(s) took {:.1?} ({} Specs searched); the \
+                "cargo::warning=morello: searching {} of {} kernel(s) took {:.1?} ({} Specs searched); the \
                  results are saved in {} for later builds. If every build is this slow, check that the \
                  workspace's root Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same \
                  for release).{}",
+                output.kernels_searched,
                 kernels.len(),
                 output.synthesis_time,
                 output.specs_searched,

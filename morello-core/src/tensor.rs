@@ -295,7 +295,12 @@ impl TensorSpec {
     /// tensor is not contiguous. In global memory, the weight is L2's when the Spec the move
     /// belongs to is held in L2 (see [`crate::cost::held_in_l2`]).
     pub fn move_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
-        self.lines_weighing(target, target.line_cost(self.0.level, held_in_l2))
+        let weight = target.line_cost(self.0.level, held_in_l2);
+        if weight == 0 {
+            return 0;
+        }
+        let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
+        self.cache_lines(target) * weight * contiguity_factor
     }
 
     /// What a hardware cache fill out of this tensor pays: its cache lines at
@@ -307,15 +312,6 @@ impl TensorSpec {
     /// weight chose, which reads one 16 KiB piece of a row at a time (`bench/README.md`).
     pub fn fill_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
         self.cache_lines(target) * target.least_line_cost(self.0.level, held_in_l2)
-    }
-
-    /// This tensor's cache lines at `weight` each, doubled when it is not contiguous.
-    fn lines_weighing(&self, target: &Target, weight: u64) -> u64 {
-        if weight == 0 {
-            return 0;
-        }
-        let contiguity_factor = if self.is_contiguous() { 1 } else { 2 };
-        self.cache_lines(target) * weight * contiguity_factor
     }
 
     /// The specification of a `tile_shape` tile of this tensor.
