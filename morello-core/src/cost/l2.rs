@@ -32,7 +32,7 @@ use smallvec::SmallVec;
 /// Whether `spec` is held in L2: it has an operand in global memory, and the lines of its
 /// operands in global memory and L1 fit in the target's L2 (which holds what L1 holds).
 pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
-    lines_held(spec, target).is_some()
+    lines_held(spec, target, |_| 1).is_some()
 }
 
 /// What one run of `spec` pays, beyond the least a held Spec pays per line (a cache fill's
@@ -41,7 +41,7 @@ pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
 /// line still pays at least memory's weight, which the search's bounds rely on. Zero when
 /// `spec` is not held.
 pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
-    let Some(lines) = lines_held(spec, target) else { return 0 };
+    let Some(lines) = lines_held(spec, target, |_| 1) else { return 0 };
     lines * fill_weight(target)
 }
 
@@ -56,27 +56,19 @@ pub fn loop_l2_fill(spec: &LogicalSpec, tile: &[u32], child: &LogicalSpec, targe
     let trips: SmallVec<[u64; 8]> = spec.shape().iter().zip(tile).map(|(&s, &t)| u64::from(s / t)).collect();
     let all: u64 = trips.iter().product();
     let Some(prim) = spec.primitive() else { return all.saturating_mul(l2_fill(child, target)) };
-    if !held_in_l2(child, target) {
-        return 0;
-    }
-    let weight = fill_weight(target);
     let rank = trips.len();
-    child
-        .operands()
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.level() == Level::GL)
-        .map(|(i, t)| {
-            let dims = prim.operand_dims(i, rank);
-            let kept: u64 = (0..rank)
-                .rev()
-                .filter(|&d| trips[d] > 1)
-                .take_while(|&d| !dims.iter().any(|e| e.uses(d as u8)))
-                .map(|d| trips[d])
-                .product();
-            (all / kept).saturating_mul(t.cache_lines(target)).saturating_mul(weight)
-        })
-        .fold(0u64, u64::saturating_add)
+    // How often the loop moves to another tile of operand `i`.
+    let changes = |i: usize| {
+        let dims = prim.operand_dims(i, rank);
+        let kept: u64 = (0..rank)
+            .rev()
+            .filter(|&d| trips[d] > 1)
+            .take_while(|&d| !dims.iter().any(|e| e.uses(d as u8)))
+            .map(|d| trips[d])
+            .product();
+        all / kept
+    };
+    lines_held(child, target, changes).map_or(0, |lines| lines.saturating_mul(fill_weight(target)))
 }
 
 /// What a line of global memory read from memory pays beyond the least a held Spec pays for it.
@@ -84,20 +76,21 @@ fn fill_weight(target: &Target) -> u64 {
     target.level(Level::GL).line_cost.saturating_sub(target.least_line_cost(Level::GL, true))
 }
 
-/// The cache lines of `spec`'s operands in global memory if `spec` is held in L2, in one pass
-/// over its operands (the cost model asks for every node and every child it costs).
-fn lines_held(spec: &LogicalSpec, target: &Target) -> Option<u64> {
+/// The cache lines of `spec`'s operands in global memory, each operand's times `reads(i)` (its
+/// index), if `spec` is held in L2, in one pass over its operands (the cost model asks for
+/// every node and every child it costs).
+fn lines_held(spec: &LogicalSpec, target: &Target, reads: impl Fn(usize) -> u64) -> Option<u64> {
     let l2 = target.l2?;
     let line = u64::from(target.line_bytes);
     let mut in_memory = 0u64;
     let mut bytes = 0u64;
-    for t in spec.operands() {
+    for (i, t) in spec.operands().iter().enumerate() {
         let lines = match t.level() {
             Level::GL | Level::L1 => t.cache_lines(target),
             Level::RF | Level::VRF => continue,
         };
         if t.level() == Level::GL {
-            in_memory += lines;
+            in_memory = in_memory.saturating_add(lines.saturating_mul(reads(i)));
         }
         bytes += lines * line;
         if bytes > l2.capacity_bytes {

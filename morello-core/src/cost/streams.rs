@@ -130,10 +130,11 @@ mod tests {
 
     #[test]
     fn a_few_rows_side_by_side_pay_for_their_first_lines() {
-        // As many rows as the prefetcher follows (8), and one more.
-        assert_eq!(X86_AVX512.streams.prefetch_streams, 8);
-        assert_eq!(lines("1x1x8x16384", "", [1, 1, 8, 128]), 8);
-        assert_eq!(lines("1x1x9x16384", "", [1, 1, 9, 128]), 9 * 8);
+        // As many rows as the prefetcher follows, and one more.
+        let n = X86_AVX512.streams.prefetch_streams;
+        assert_eq!(lines(&format!("1x1x{n}x16384"), "", [1, 1, n, 128]), u64::from(n));
+        let more = n + 1;
+        assert_eq!(lines(&format!("1x1x{more}x16384"), "", [1, 1, more, 128]), u64::from(more) * 8);
         // One row: a single stream, continued by the next iteration.
         assert_eq!(lines("1x1x1x16384", "", [1, 1, 1, 128]), 0);
     }
