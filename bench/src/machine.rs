@@ -122,53 +122,67 @@ fn sum_256(v: __m256) -> f32 {
 /// [`Limits::sequential_read_gbps`]).
 pub const READ_STREAMS: usize = 8;
 
+/// Cache lines each stream reads per step in the second read pattern. On the Zen 5
+/// development VM, 8 streams reading 4 lines a step measured 36.1 GB/s where one line a step
+/// measured 26.2, and oneDNN's vector-matrix products read at 38–41: the loads in flight, not
+/// the memory, had set the one-line pattern's ceiling (`bench/README.md`).
+pub const READ_LINES: usize = 4;
+
 /// A buffer larger than the caches (the VM's L3 behaves like 64–128 MiB), for [`read_call`].
 pub fn read_buffer() -> Vec<f32> {
     const BYTES: usize = 512 << 20;
     (0..BYTES / 4).map(|i| (i % 7) as f32).collect()
 }
 
-/// Reads all of `buffer` once, in `STREAMS` interleaved sequential streams of the kernels'
-/// widest vectors, and returns a sum so the reads cannot be skipped.
-pub fn read_call<const STREAMS: usize>(buffer: &[f32]) -> f32 {
+/// Reads all of `buffer` once, in `STREAMS` interleaved sequential streams, each reading
+/// `LINES` cache lines a step in the kernels' widest vectors, and returns a sum so the reads
+/// cannot be skipped.
+pub fn read_call<const STREAMS: usize, const LINES: usize>(buffer: &[f32]) -> f32 {
     assert!(cpu_supports(Isa::KERNELS.target()), "the read loop needs {}", Isa::KERNELS.name());
     // SAFETY: the instruction set's features are present (checked above).
     unsafe {
         match Isa::KERNELS {
-            Isa::Avx512 => read_streams_512::<STREAMS>(buffer),
-            Isa::Avx2 => read_streams_256::<STREAMS>(buffer),
+            Isa::Avx512 => read_streams_512::<STREAMS, LINES>(buffer),
+            Isa::Avx2 => read_streams_256::<STREAMS, LINES>(buffer),
         }
     }
 }
 
 #[target_feature(enable = "avx512f")]
-fn read_streams_512<const STREAMS: usize>(buffer: &[f32]) -> f32 {
-    let stream_len = buffer.len() / STREAMS / 16 * 16;
+fn read_streams_512<const STREAMS: usize, const LINES: usize>(buffer: &[f32]) -> f32 {
+    // One 64-byte vector is one line.
+    let step = 16 * LINES;
+    let stream_len = buffer.len() / STREAMS / step * step;
     let mut acc = [_mm512_setzero_ps(); STREAMS];
     let mut i = 0;
     while i < stream_len {
         for (s, a) in acc.iter_mut().enumerate() {
-            let chunk = &buffer[s * stream_len + i..s * stream_len + i + 16];
-            // SAFETY: `chunk` holds 16 f32s; the load is unaligned.
-            *a = _mm512_add_ps(*a, unsafe { _mm512_loadu_ps(chunk.as_ptr()) });
+            let piece = &buffer[s * stream_len + i..s * stream_len + i + step];
+            // SAFETY: each chunk holds 16 f32s; the loads are unaligned.
+            let lines = piece.chunks_exact(16).map(|chunk| unsafe { _mm512_loadu_ps(chunk.as_ptr()) });
+            // One accumulator per stream: more would not fit in the registers with the loads.
+            *a = _mm512_add_ps(*a, lines.reduce(|x, y| _mm512_add_ps(x, y)).expect("a step reads a line"));
         }
-        i += 16;
+        i += step;
     }
     acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum()
 }
 
 #[target_feature(enable = "avx2")]
-fn read_streams_256<const STREAMS: usize>(buffer: &[f32]) -> f32 {
-    let stream_len = buffer.len() / STREAMS / 8 * 8;
+fn read_streams_256<const STREAMS: usize, const LINES: usize>(buffer: &[f32]) -> f32 {
+    // Two 32-byte vectors make a line.
+    let step = 16 * LINES;
+    let stream_len = buffer.len() / STREAMS / step * step;
     let mut acc = [_mm256_setzero_ps(); STREAMS];
     let mut i = 0;
     while i < stream_len {
         for (s, a) in acc.iter_mut().enumerate() {
-            let chunk = &buffer[s * stream_len + i..s * stream_len + i + 8];
-            // SAFETY: `chunk` holds 8 f32s; the load is unaligned.
-            *a = _mm256_add_ps(*a, unsafe { _mm256_loadu_ps(chunk.as_ptr()) });
+            let piece = &buffer[s * stream_len + i..s * stream_len + i + step];
+            // SAFETY: each chunk holds 8 f32s; the loads are unaligned.
+            let halves = piece.chunks_exact(8).map(|chunk| unsafe { _mm256_loadu_ps(chunk.as_ptr()) });
+            *a = _mm256_add_ps(*a, halves.reduce(|x, y| _mm256_add_ps(x, y)).expect("a step reads a line"));
         }
-        i += 8;
+        i += step;
     }
     acc.iter().map(|&a| sum_256(a)).sum()
 }
@@ -180,9 +194,12 @@ pub struct Limits {
     /// The best repetition's FMA rate, GFLOP/s.
     pub best_peak_gflops: f64,
     /// Read bandwidth of data that does not fit in cache, [`READ_STREAMS`] streams per
-    /// thread, GB/s: the vector-matrix ceiling.
+    /// thread, GB/s: the vector-matrix ceiling. The better median of two patterns, one line
+    /// per stream a step and [`READ_LINES`] (`read_lines` says which).
     pub read_gbps: f64,
-    /// The best repetition's read bandwidth, GB/s.
+    /// Lines per stream a step of the pattern that set [`Limits::read_gbps`].
+    pub read_lines: usize,
+    /// That pattern's best repetition, GB/s.
     pub best_read_gbps: f64,
     /// Read bandwidth with one sequential stream per thread, GB/s.
     pub sequential_read_gbps: f64,
@@ -211,8 +228,10 @@ pub fn measure_limits(threads: usize) -> Limits {
             })
         })
     };
-    let read = read_on_threads(read_call::<READ_STREAMS>);
-    let sequential = read_on_threads(read_call::<1>);
+    let by_line = read_on_threads(read_call::<READ_STREAMS, 1>);
+    let by_lines = read_on_threads(read_call::<READ_STREAMS, READ_LINES>);
+    let (read, read_lines) = if by_lines.median < by_line.median { (by_lines, READ_LINES) } else { (by_line, 1) };
+    let sequential = read_on_threads(read_call::<1, 1>);
     let flops = fma_flops_per_call() * threads as f64;
     let bytes = (buffer.len() * 4) as f64;
     let per_second = |amount: f64, t: Duration| amount / t.as_secs_f64() / 1e9;
@@ -220,6 +239,7 @@ pub fn measure_limits(threads: usize) -> Limits {
         peak_gflops: per_second(flops, fma.median),
         best_peak_gflops: per_second(flops, fma.best),
         read_gbps: per_second(bytes, read.median),
+        read_lines,
         best_read_gbps: per_second(bytes, read.best),
         sequential_read_gbps: per_second(bytes, sequential.median),
     }

@@ -31,12 +31,13 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitC
     );
     let limits = machine::measure_limits(threads);
     println!(
-        "machine: f32 FMA peak {:.1} GFLOP/s ({}, best {:.1}); read bandwidth {:.2} GB/s ({} streams, 512 MiB; best {:.2}; one stream {:.2}); kernels: {} target",
+        "machine: f32 FMA peak {:.1} GFLOP/s ({}, best {:.1}); read bandwidth {:.2} GB/s ({} streams of {} line(s) a step, 512 MiB; best {:.2}; one stream {:.2}); kernels: {} target",
         limits.peak_gflops,
         machine::Isa::KERNELS.name(),
         limits.best_peak_gflops,
         limits.read_gbps,
         machine::READ_STREAMS,
+        limits.read_lines,
         limits.best_read_gbps,
         limits.sequential_read_gbps,
         machine::Isa::KERNELS.name(),
