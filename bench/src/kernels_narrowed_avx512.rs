@@ -5,7 +5,8 @@
 //! VM, the narrowed one 34 s for the same optimum (under model 5: over 20 minutes, and 90 s for a
 //! cost 0.21% above the optimum); the narrowed space keeps this crate's first build short. No
 //! schedule: everything here is the search's choice, the parallel loops of the Specs not marked
-//! `serial` included; only the layouts of prepacked operands are chosen by hand. `kernels_narrowed_avx2.rs` holds the same Specs for the other target.
+//! `serial` included; only the layouts of prepacked operands are chosen by hand.
+//! `kernels_narrowed_avx2.rs` holds the same Specs for the other target.
 
 morello::kernel! {
     /// `c = a · b`, 1024×1024×1024 f32, wholly searched in the narrowed space.

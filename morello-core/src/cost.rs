@@ -102,7 +102,7 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
                     .saturating_add(p.setup)
                     .saturating_add(p.per_iteration.saturating_mul(trips))
             } else {
-                let body = node.children()[0].spec.logical();
+                let body = l.body.spec.logical();
                 let fill = if fills { loop_l2_fill(spec.logical(), &l.tile, body, target) } else { 0 };
                 iteration.saturating_mul(trips).saturating_add(fill)
             };

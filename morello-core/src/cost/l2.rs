@@ -55,10 +55,11 @@ pub fn l2_fill(spec: &LogicalSpec, target: &Target) -> u64 {
 pub fn loop_l2_fill(spec: &LogicalSpec, tile: &[u32], child: &LogicalSpec, target: &Target) -> u64 {
     let trips: SmallVec<[u64; 8]> = spec.shape().iter().zip(tile).map(|(&s, &t)| u64::from(s / t)).collect();
     let all: u64 = trips.iter().product();
-    let Some(prim) = spec.primitive() else { return all.saturating_mul(l2_fill(child, target)) };
+    let prim = spec.primitive();
     let rank = trips.len();
-    // How often the loop moves to another tile of operand `i`.
+    // How often the loop moves to another tile of operand `i` (of a composition: every time).
     let changes = |i: usize| {
+        let Some(prim) = prim else { return all };
         let dims = prim.operand_dims(i, rank);
         let kept: u64 = (0..rank)
             .rev()
