@@ -14,6 +14,12 @@
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.
+//!
+//! Whether data fits in a cache counts the rows of a tile that lie a whole number of pages
+//! apart ([`crate::tensor::TensorSpec::paged`]) as a page each once there are more of them than
+//! the cache holds pages ([`crate::tensor::TensorSpec::cache_footprint_lines`]): the cache puts
+//! them all into the same few sets. A tile of a 2048-wide matrix is no longer assumed to stay
+//! in L2, so the search copies it into a contiguous buffer first where its reuse pays for that.
 
 mod l2;
 mod streams;

@@ -492,7 +492,7 @@ mod tests {
     use crate::target::X86_AVX2;
 
     fn decl(dtype: Dtype, level: Level, vs: Option<u32>) -> OperandDecl {
-        OperandDecl { dtype, level, layout: LayoutDecl::RowMajor, vector_size: vs, contig: None }
+        OperandDecl { dtype, level, layout: LayoutDecl::RowMajor, vector_size: vs, contig: None, paged: false }
     }
 
     #[test]

@@ -18,12 +18,13 @@
 //! * A primitive, its shape (`1x4x16`, or `1×4×16` in strings, or `[1, 4, 16]`) and, for the
 //!   families that have one, its dimension parameter (`dim=N` for Broadcast and Max, `scan=N` for
 //!   DivideVecScalar and the softmax family).
-//! * One operand per parameter: `(dtype, level[, layout][, vN][, cN])`, optionally starting with
+//! * One operand per parameter: `(dtype, level[, layout][, vN][, cN][, paged])`, optionally starting with
 //!   its own shape, which must agree with the Spec. Layouts are `row_major`, `col_major`, or
 //!   physical dimensions slowest first where a dimension may carry a packed strip `p16` or an
 //!   odd-even strip `oe16`. `vN` is the lanes per vector register (VRF only); `cN` says only the
 //!   innermost N physical dimensions are known to be adjacent (counted as written; `row_major`
-//!   and `col_major` stand for the dimensions larger than 1).
+//!   and `col_major` stand for the dimensions larger than 1). `paged` says the runs of such an
+//!   operand start a whole number of pages apart ([`crate::tensor::TensorSpec::paged`]).
 //! * `serial`: the implementation may use one thread only.
 //! * Memory limits in bytes per level (RF, VRF, L1, GL), defaulting to the target's capacity.
 //!   Register levels count whole registers; L1 and GL limits are powers of two. Limits above the

@@ -405,3 +405,15 @@ fn every_coordinate_fits_the_byte_a_file_stores() {
         assert!(point.iter().all(|&c| (0.0..=255.0).contains(&c)), "{}: {point:?}", target.name);
     }
 }
+
+/// Tiles that differ only in whether their rows are whole pages apart cost differently, so
+/// they live in different tables.
+#[test]
+fn paged_operands_have_tables_of_their_own() {
+    let text = |paged: &str| format!("Matmul(1x4x8x16, (f32, GL, row_major, c1{paged}), (f32, GL), (f32, GL))");
+    let plain = Spec::parse_for(&text(""), &X86_AVX512).unwrap();
+    let paged = Spec::parse_for(&text(", paged"), &X86_AVX512).unwrap();
+    let (plain, paged) = (Location::of(plain.logical()), Location::of(paged.logical()));
+    assert_ne!(plain.key, paged.key);
+    assert!(paged.key.to_string().contains("paged") && !plain.key.to_string().contains("paged"), "{}", paged.key);
+}

@@ -71,11 +71,11 @@ fn few_rows_rows_returned_to_too_late_revisited_and_small_inputs_get_none() {
         let searched = synthesized(&text, target);
         assert_eq!(prefetches(&searched, target), Vec::<String>::new(), "{searched}");
     }
-    // 32 rows in strips of 256 f32 columns return to a row 1 KiB later: 32 KiB in flight, more
-    // than half of L1.
+    // 32 rows in strips of 256 f32 columns, one row at a time, return to a row 1 KiB later:
+    // 32 KiB in flight, more than half of L1.
     let late = scheduled(
         "Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL), serial)",
-        "to_accum; tile([1, 1, 32, 16384]); tile([1, 1, 32, 256]); synthesize_all;",
+        "to_accum; tile([1, 1, 32, 16384]); tile([1, 1, 32, 256]); tile([1, 1, 1, 256]); synthesize_all;",
         target,
     );
     assert_eq!(prefetches(&late, target), Vec::<String>::new(), "{late}");

@@ -30,7 +30,9 @@ use crate::target::Target;
 use smallvec::SmallVec;
 
 /// Whether `spec` is held in L2: it has an operand in global memory, and the lines of its
-/// operands in global memory and L1 fit in the target's L2 (which holds what L1 holds).
+/// operands in global memory and L1 fit in the target's L2 (which holds what L1 holds), each
+/// operand taking [`TensorSpec::cache_footprint_lines`](crate::tensor::TensorSpec::cache_footprint_lines)
+/// of its capacity: runs a whole page apart fill the same sets.
 pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
     lines_held(spec, target, |_| 1).is_some()
 }
@@ -93,7 +95,8 @@ fn lines_held(spec: &LogicalSpec, target: &Target, reads: impl Fn(usize) -> u64)
         if t.level() == Level::GL {
             in_memory = in_memory.saturating_add(lines.saturating_mul(reads(i)));
         }
-        bytes += lines * line;
+        let taken = if t.paged() { t.cache_footprint_lines(l2.capacity_bytes, target) } else { lines };
+        bytes += taken * line;
         if bytes > l2.capacity_bytes {
             return None;
         }

@@ -27,10 +27,10 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 8] = b"MORELLO\x01";
 /// Version of the file format, including the stable decision encoding; files of another
 /// version are rebuilt.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bump whenever kernel costs or rewrites change what is optimal: stored answers of older
 /// versions are then rebuilt rather than trusted.
-pub const COST_MODEL_VERSION: u32 = 8;
+pub const COST_MODEL_VERSION: u32 = 9;
 
 /// What a file records about how its answers were found.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -51,6 +51,8 @@ pub struct OperandKey {
     pub dtype: String,
     /// The layout's physical dimensions, as written in Spec syntax (empty for registers).
     pub layout: String,
+    /// Whether its runs start whole pages apart ([`crate::tensor::TensorSpec::paged`]).
+    pub paged: bool,
 }
 
 /// How much of a Spec the table key pins down exactly.
@@ -109,7 +111,11 @@ impl Location {
             operands: spec
                 .operands()
                 .iter()
-                .map(|t| OperandKey { dtype: t.dtype().name().to_owned(), layout: layout_text(t.layout().dims()) })
+                .map(|t| OperandKey {
+                    dtype: t.dtype().name().to_owned(),
+                    layout: layout_text(t.layout().dims()),
+                    paged: t.paged(),
+                })
                 .collect(),
             serial: spec.serial(),
             exact,
@@ -194,7 +200,7 @@ impl fmt::Display for TableKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.kind)?;
         for o in &self.operands {
-            write!(f, " ({}, [{}])", o.dtype, o.layout)?;
+            write!(f, " ({}, [{}]{})", o.dtype, o.layout, if o.paged { ", paged" } else { "" })?;
         }
         if self.serial {
             f.write_str(" serial")?;

@@ -1,6 +1,9 @@
 //! The move rewrite: a new tensor for one operand, with a load before and a store after when the
 //! move is not a hardware cache fill. Moves may also change the layout (packing, transposing)
-//! and widen an input's dtype (upcasting).
+//! and widen an input's dtype (upcasting), or copy a tile of a global-memory operand that is not
+//! contiguous into a contiguous buffer of the same layout (packing a block of a matrix, as
+//! BLAS libraries do, so that its rows no longer lie a whole page apart: see
+//! [`crate::tensor::TensorSpec::paged`]).
 
 use super::{RewriteError, operand_name};
 use crate::dtype::Dtype;
@@ -50,12 +53,13 @@ pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Targe
     }
     let same_dims = !level.has_layout() && !src.level().has_layout() || layout.dims() == src.layout().dims();
     let same_dtype = dtype == src.dtype();
-    if level == src.level() && same_dims && vector_size == src.vector_size() && same_dtype {
+    let packs = level == Level::GL && !src.is_contiguous();
+    if level == src.level() && same_dims && vector_size == src.vector_size() && same_dtype && !packs {
         return Err(RewriteError::SelfMove { operand: name(), level });
     }
     let cache_miss = level.is_hardware_managed() && same_dims && vector_size.is_none() && same_dtype;
     let dst = if cache_miss {
-        src.moved(dtype, level, src.layout().clone(), None, target)
+        Ok(src.cache_filled(level))
     } else {
         src.moved(dtype, level, layout.with_contig(u8::MAX), vector_size, target)
     }

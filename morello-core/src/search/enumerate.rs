@@ -238,6 +238,11 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
                 debug_assert_eq!(level, Level::L1, "the cache fill goes to L1");
                 out.push(Action::cache_fill(operand, src));
             }
+            // A contiguous copy in the same layout (packing) of a tile whose rows lie whole pages
+            // apart, the only tiles the cost model sees a copy in place of a fill help.
+            if level == Level::GL && same_dtype && src.paged() {
+                out.push(moved(src.layout().clone(), None));
+            }
             for layout in relayouts(shape, dtype, target).iter() {
                 if layout.dims() != src.layout().dims() || !same_dtype {
                     out.push(moved(layout.clone(), None));

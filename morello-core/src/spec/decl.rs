@@ -69,12 +69,15 @@ pub struct OperandDecl {
     pub vector_size: Option<u32>,
     /// Contiguous innermost physical dimensions; `None` = fully contiguous.
     pub contig: Option<u8>,
+    /// Whether the runs start whole pages apart (`paged`, see [`TensorSpec::paged`]).
+    pub paged: bool,
 }
 
 impl OperandDecl {
     /// The tensor specification of this operand with shape `shape`.
     pub fn build(&self, shape: &[u32], target: &Target) -> Result<TensorSpec, TensorSpecError> {
         let layout = if self.level.has_layout() { self.layout.build(shape, self.contig)? } else { Layout::empty() };
-        TensorSpec::new(shape.into(), self.dtype, self.level, layout, self.vector_size, target)
+        let tensor = TensorSpec::new(shape.into(), self.dtype, self.level, layout, self.vector_size, target)?;
+        if self.paged { tensor.with_paged_runs() } else { Ok(tensor) }
     }
 }

@@ -32,6 +32,7 @@ pub(crate) struct OperandSyntax {
     pub(crate) layout: Option<Item<LayoutDecl>>,
     pub(crate) vector_size: Option<Item<u32>>,
     pub(crate) contig: Option<Item<u8>>,
+    pub(crate) paged: Option<Item<()>>,
 }
 
 impl OperandSyntax {
@@ -43,6 +44,7 @@ impl OperandSyntax {
             layout: self.layout.as_ref().map_or(LayoutDecl::RowMajor, |l| l.value.clone()),
             vector_size: self.vector_size.as_ref().map(|v| v.value),
             contig: self.contig.as_ref().map(|c| c.value),
+            paged: self.paged.is_some(),
         }
     }
 }
@@ -152,7 +154,7 @@ pub(crate) fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
     let (level, level_ident) =
         parse_name(&content, ("memory level", "GL"), Level::from_name, Level::ALL.map(Level::name), &mut errors)?;
 
-    let (mut layout, mut vector_size, mut contig) = (None, None, None);
+    let (mut layout, mut vector_size, mut contig, mut paged) = (None, None, None, None);
     while !content.is_empty() {
         content.parse::<Token![,]>()?;
         if content.is_empty() {
@@ -164,7 +166,7 @@ pub(crate) fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
             continue;
         }
         let ident: syn::Ident = content.parse().map_err(|e| {
-            syn::Error::new(e.span(), "expected a layout (`row_major`, `col_major`, `[...]`), `vN` or `cN`")
+            syn::Error::new(e.span(), "expected a layout (`row_major`, `col_major`, `[...]`), `vN`, `cN` or `paged`")
         })?;
         let tokens = ident.to_token_stream();
         let name = ident.to_string();
@@ -181,6 +183,8 @@ pub(crate) fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
                 Ok(c) => set_once(&mut contig, Item { value: c, tokens }, "contiguity", &mut errors),
                 Err(_) => errors.push(syn::Error::new(ident.span(), "contiguity is too large")),
             }
+        } else if name == "paged" {
+            set_once(&mut paged, Item { value: (), tokens }, "`paged`", &mut errors);
         } else if name == "ua" {
             errors.push(syn::Error::new(
                 ident.span(),
@@ -205,6 +209,7 @@ pub(crate) fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
         layout,
         vector_size,
         contig,
+        paged,
     })
 }
 

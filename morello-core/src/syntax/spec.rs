@@ -228,6 +228,10 @@ fn spec_error(
                     None => syn::Error::new_spanned(&op.tokens, e),
                 },
                 TensorSpecError::MissingVectorSize => op.level.error(e),
+                TensorSpecError::PagedWithoutRuns { .. } => match &op.paged {
+                    Some(p) => p.error(e),
+                    None => syn::Error::new_spanned(&op.tokens, e),
+                },
                 TensorSpecError::UnexpectedVectorSize { .. }
                 | TensorSpecError::VectorWidth { .. }
                 | TensorSpecError::PartialVectors { .. } => match &op.vector_size {

@@ -54,14 +54,14 @@ pub fn limits_inside(entry: &Entry, target: &Target, ceiling: [u64; 4], rng: &mu
     Some(MemoryLimits::new(limits, target).expect("valid limits of each level"))
 }
 
-/// Up to 300 of `synth`'s memo boxes (it must have over 100), spread over its table, each as
+/// Up to 400 of `synth`'s memo boxes (it must have over 100), spread over its table, each as
 /// the Spec at limits `seed` picks inside the box (see [`limits_inside`]), with the box. At
 /// least 50 boxes must have valid limits inside.
 pub fn sampled_boxes(synth: &Synthesizer, target: &Target, seed: u64) -> Vec<(Spec, Entry)> {
     let entries = memo_boxes(synth);
     assert!(entries.len() > 100, "only {} boxes to check", entries.len());
     let mut rng = Rng(seed);
-    let sampled: Vec<(Spec, Entry)> = (0..entries.len().min(300))
+    let sampled: Vec<(Spec, Entry)> = (0..entries.len().min(400))
         .filter_map(|index| {
             let (logical, entry) = &entries[(index * 7919) % entries.len()];
             let limits = limits_inside(entry, target, [64, 512, 2048, 2048], &mut rng)?;
