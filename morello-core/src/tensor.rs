@@ -241,7 +241,7 @@ impl TensorSpec {
     /// This tensor with its runs declared [`paged`](TensorSpec::paged): how a tile of a buffer
     /// whose rows are a multiple of a page long is written in Spec syntax (`paged`).
     pub fn with_paged_runs(&self) -> Result<TensorSpec, TensorSpecError> {
-        if !self.0.level.has_layout() || self.is_contiguous() {
+        if !matches!(self.0.level, Level::L1 | Level::GL) || self.is_contiguous() {
             return Err(TensorSpecError::PagedWithoutRuns { level: self.0.level });
         }
         Ok(intern(TensorData { paged: true, ..self.with_shape_and_layout(&self.0.shape, self.0.layout.clone()) }))

@@ -101,6 +101,7 @@ fn written_paged_operands_parse_print_and_need_runs() {
     for (bad, what) in [
         ("Matmul(1x4x8x16, (f32, GL, paged), (f32, GL), (f32, GL))", "GL"),
         ("Matmul(1x4x8x16, (f32, GL), (f32, VRF, v8, paged), (f32, GL))", "VRF"),
+        ("MatmulAccum(1x4x8x16, (f32, GL), (f32, GL), (f32, VRF, row_major, v8, c1, paged))", "VRF"),
     ] {
         let message = Spec::parse_for(bad, &X86_AVX2).unwrap_err().to_string();
         assert!(message.contains("`paged`") && message.contains(&format!("this {what} tensor has none")), "{message}");

@@ -239,7 +239,8 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
                 out.push(Action::cache_fill(operand, src));
             }
             // A contiguous copy in the same layout (packing) of a tile whose rows lie whole pages
-            // apart, the only tiles the cost model sees a copy in place of a fill help.
+            // apart: the only tiles for which the cost model sees such a copy help (the copy's
+            // rows take their lines of a cache, not a page each).
             if level == Level::GL && same_dtype && src.paged() {
                 out.push(moved(src.layout().clone(), None));
             }
