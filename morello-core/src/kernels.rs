@@ -6,9 +6,10 @@
 //! products, moves, fills and broadcasts, element-wise operations, softmax parts); everything
 //! else reads that table. Kernels emit portable GNU C vector code where they can, so the same
 //! definition serves AVX2 (16- and 32-byte vectors) and AVX-512 (up to 64-byte vectors); only
-//! the AVX512-BF16 dot products use intrinsics. Scalar ("value") kernels serve every target,
-//! including the portable one, and every dtype.
+//! the AVX-512 bf16 kernels (`vdpbf16ps` dot products, even/odd widening) use intrinsics.
+//! Scalar ("value") kernels serve every target, including the portable one, and every dtype.
 
+mod bf16_rows;
 mod check;
 mod elementwise;
 mod emit;
@@ -98,6 +99,7 @@ kernels! {
     DotProductLoopBf16 => matmul::DOT_PRODUCT_LOOP_BF16,
     DotProductLoopVdpbf16ps => matmul::DOT_PRODUCT_LOOP_VDPBF16PS,
     MatmulLoopVdpbf16ps => matmul::MATMUL_LOOP_VDPBF16PS,
+    MatmulLoopBf16EvenOdd => bf16_rows::MATMUL_LOOP_BF16_EVEN_ODD,
     ValueAssign => moves::VALUE_ASSIGN,
     ValueCast => moves::VALUE_CAST,
     VectorAssign => moves::VECTOR_ASSIGN,

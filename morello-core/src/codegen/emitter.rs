@@ -478,11 +478,15 @@ impl KernelEmitter for KernelContext<'_, '_> {
     }
 
     fn address(&mut self, i: usize) -> String {
+        let zero = vec![0; self.views[i].shape.len()];
+        self.element_address(i, &zero)
+    }
+
+    fn element_address(&mut self, i: usize, coord: &[u64]) -> String {
         let view = &self.views[i];
-        let zero = vec![0; view.shape.len()];
         let buf = &self.em.buffers[view.buffer];
         debug_assert_eq!(buf.storage, Storage::Memory);
-        format!("({} + {})", buf.name, self.em.buffer_index(view, &zero))
+        format!("({} + {})", buf.name, self.em.buffer_index(view, coord))
     }
 
     fn vectors(&mut self, i: usize) -> Vec<String> {

@@ -13,6 +13,9 @@ pub trait KernelEmitter {
     fn scalar(&mut self, i: usize) -> String;
     /// A C pointer expression to the first element of operand `i`, which is contiguous memory.
     fn address(&mut self, i: usize) -> String;
+    /// A C pointer expression to the element of operand `i` (in memory) at `coord`, in the
+    /// operand's own dimensions: for tiles whose elements are not all contiguous.
+    fn element_address(&mut self, i: usize, coord: &[u64]) -> String;
     /// Names of the vector registers holding operand `i`, in buffer order.
     fn vectors(&mut self, i: usize) -> Vec<String>;
     /// The name of the C vector type of `lanes` × `dtype` (declared on first use).
