@@ -23,8 +23,8 @@ const COLUMNS_PER_LOAD: u32 = 32;
 
 /// Loads per row in one pass over the rows: wider Specs are done 128 columns at a time. Each
 /// row of a pass is then read 4 lines at a time; 8 lines at a time (256 columns) read the
-/// row-major matrix at 26 GB/s against 33–34 (`bench/experiments/bf16_conversion.c` with its
-/// step widened), 2 lines at 32.
+/// row-major matrix at 26 GB/s against 33–34, 2 lines (64 columns) at 32
+/// (`bench/experiments/bf16_conversion.c` with its step changed).
 const CHUNK_LOADS: u64 = 4;
 
 /// `out[j] += Σ_r lhs[r] · rhs[r][j]` for a `1×1×k×n` MatmulAccum in L1: the lhs and the
