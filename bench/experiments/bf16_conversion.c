@@ -11,8 +11,9 @@
  *   panels:   evenodd on the matrix packed in panels of 128 columns, each panel row after row:
  *             one sequential stream instead of 8.
  *
- * and "evenodd+pf" adds a software prefetch 1 KiB ahead along each row (into the next block of
- * rows at a row's end). Each loop is checked against an f64 reference, then all are timed in
+ * "evenodd+pf" adds a software prefetch 1 KiB ahead along each row (into the next block of
+ * rows at a row's end), and "pairdot" is evenodd with `vdpbf16ps` (AVX512-BF16) for the shift,
+ * mask and FMAs. Each loop is checked against an f64 reference, then all are timed in
  * turns (21 rounds, 8 copies of the matrix cycled so that every call reads DRAM); prints the
  * median, lowest and highest GFLOP/s (GFLOP/s = GB/s of matrix read, 2 flops per 2 bytes).
  *
@@ -21,7 +22,8 @@
  *   taskset -c 1 /tmp/bf16_conversion
  *
  * Measured on the Zen 5 VM (2026-11-27, four runs): widen 23.5–24.1 GFLOP/s, evenodd 33.0–34.0,
- * evenodd+pf 27.5–27.9, panels 39.2–40.6. A shuffle per step undoes the gain: the even/odd
+ * evenodd+pf 27.5–27.9, panels 39.2–40.6; two later runs with pairdot: pairdot 32.9 and 33.0,
+ * evenodd 32.7 and 33.4. A shuffle per step undoes the gain: the even/odd
  * pieces interleaved before every FMA (two `vpermt2ps` per 32 columns) ran 23.1, `vpunpck[lh]wd`
  * with two `vpermt2ps` 22.2, one 64-byte load widened by halves with `vpmovzxwd` 23.3. With the
  * evenodd step widened to 256 columns (8 lines of each row a step) it ran 26.2–26.4, narrowed to
@@ -105,6 +107,37 @@ static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch
     }
 }
 
+/* evenodd with AVX512-BF16's `vdpbf16ps` in place of the shift, mask and FMAs: each 32-bit lane
+ * of a row piece is a pair of columns, multiplied by the pair (a, 0) for the even column and
+ * (0, a) for the odd one. */
+static void pairdot(const uint16_t *a, const uint16_t *b, float *c) {
+    const __m512i low_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i high_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    memset(c, 0, N * sizeof *c);
+    for (int k0 = 0; k0 < K; k0 += ROWS) {
+        for (int j = 0; j < N; j += 128) {
+            __m512 even[4], odd[4];
+            for (int v = 0; v < 4; v++) even[v] = odd[v] = _mm512_setzero_ps();
+            for (int r = 0; r < ROWS; r++) {
+                const uint16_t *row = b + (long)(k0 + r) * N + j;
+                const __m512bh to_even = (__m512bh)_mm512_set1_epi32(a[k0 + r]);
+                const __m512bh to_odd = (__m512bh)_mm512_set1_epi32((int)((uint32_t)a[k0 + r] << 16));
+                for (int v = 0; v < 4; v++) {
+                    __m512bh x;
+                    memcpy(&x, row + 32 * v, sizeof x);
+                    even[v] = _mm512_dpbf16_ps(even[v], x, to_even);
+                    odd[v] = _mm512_dpbf16_ps(odd[v], x, to_odd);
+                }
+            }
+            for (int v = 0; v < 4; v++) {
+                float *out = c + j + 32 * v;
+                _mm512_store_ps(out, _mm512_add_ps(_mm512_load_ps(out), _mm512_permutex2var_ps(even[v], low_half, odd[v])));
+                _mm512_store_ps(out + 16, _mm512_add_ps(_mm512_load_ps(out + 16), _mm512_permutex2var_ps(even[v], high_half, odd[v])));
+            }
+        }
+    }
+}
+
 static void panels(const uint16_t *a, const uint16_t *packed, float *c) {
     const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
     for (int j = 0; j < N; j += 128) {
@@ -128,14 +161,15 @@ static void panels(const uint16_t *a, const uint16_t *packed, float *c) {
     }
 }
 
-enum { WIDEN, EVENODD, EVENODD_PREFETCH, PANELS, LOOPS };
-static const char *names[LOOPS] = {"widen", "evenodd", "evenodd+pf", "panels"};
+enum { WIDEN, EVENODD, EVENODD_PREFETCH, PAIRDOT, PANELS, LOOPS };
+static const char *names[LOOPS] = {"widen", "evenodd", "evenodd+pf", "pairdot", "panels"};
 
 static void call(int loop, const uint16_t *a, const uint16_t *rows, const uint16_t *packed, float *c) {
     switch (loop) {
     case WIDEN: widen(a, rows, c); break;
     case EVENODD: evenodd(a, rows, c, 0); break;
     case EVENODD_PREFETCH: evenodd(a, rows, c, 1); break;
+    case PAIRDOT: pairdot(a, rows, c); break;
     default: panels(a, packed, c); break;
     }
 }
