@@ -23,11 +23,10 @@
  *
  * Measured on the Zen 5 VM (2026-11-27, four runs): widen 23.5–24.1 GFLOP/s, evenodd 33.0–34.0,
  * evenodd+pf 27.5–27.9, panels 39.2–40.6; two later runs with pairdot: pairdot 32.9 and 33.0,
- * evenodd 32.7 and 33.4. A shuffle per step undoes the gain: the even/odd
- * pieces interleaved before every FMA (two `vpermt2ps` per 32 columns) ran 23.1, `vpunpck[lh]wd`
- * with two `vpermt2ps` 22.2, one 64-byte load widened by halves with `vpmovzxwd` 23.3. With the
- * evenodd step widened to 256 columns (8 lines of each row a step) it ran 26.2–26.4, narrowed to
- * 64 columns 32.3; with ROWS 4, 16 and 32 instead of 8, 27.5, 25.3 and 22.2.
+ * evenodd 32.7 and 33.4. A shuffle per step undoes the gain: interleave 23.1, unpack 22.2,
+ * halves 23.5 (evenodd 33.4 in the same run). With evenodd's step (128 columns, 4 loads) widened
+ * to 256 columns (8 lines of each row a step) it ran 26.2–26.4, narrowed to 64 columns 32.3;
+ * with ROWS 4, 16 and 32 instead of 8, 27.5, 25.3 and 22.2.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -138,6 +137,75 @@ static void pairdot(const uint16_t *a, const uint16_t *b, float *c) {
     }
 }
 
+/* The shuffle-per-step forms, each with standard-order accumulators: "interleave" shifts and
+ * masks as evenodd, then interleaves the two with `vpermt2ps` before the FMAs; "unpack" widens
+ * with `vpunpck[lh]wd` against zero and reorders with `vpermt2ps`; "halves" loads 64 bytes and
+ * widens each half with `vpmovzxwd`. */
+static void interleave(const uint16_t *a, const uint16_t *b, float *c) {
+    const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
+    const __m512i low_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i high_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    memset(c, 0, N * sizeof *c);
+    for (int k0 = 0; k0 < K; k0 += ROWS) {
+        for (int j = 0; j < N; j += 128) {
+            __m512 acc[8];
+            for (int v = 0; v < 8; v++) acc[v] = _mm512_load_ps(c + j + 16 * v);
+            for (int r = 0; r < ROWS; r++) {
+                const uint16_t *row = b + (long)(k0 + r) * N + j;
+                const __m512 s = _mm512_set1_ps(widen_one(a[k0 + r]));
+                for (int v = 0; v < 4; v++) {
+                    const __m512i x = _mm512_load_si512((const void *)(row + 32 * v));
+                    const __m512 e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), o = _mm512_castsi512_ps(_mm512_and_si512(x, high));
+                    acc[2 * v] = _mm512_fmadd_ps(s, _mm512_permutex2var_ps(e, low_half, o), acc[2 * v]);
+                    acc[2 * v + 1] = _mm512_fmadd_ps(s, _mm512_permutex2var_ps(e, high_half, o), acc[2 * v + 1]);
+                }
+            }
+            for (int v = 0; v < 8; v++) _mm512_store_ps(c + j + 16 * v, acc[v]);
+        }
+    }
+}
+static void unpack(const uint16_t *a, const uint16_t *b, float *c) {
+    const __m512i low_half = _mm512_setr_epi32(0,1,2,3,16,17,18,19,4,5,6,7,20,21,22,23);
+    const __m512i high_half = _mm512_setr_epi32(8,9,10,11,24,25,26,27,12,13,14,15,28,29,30,31);
+    const __m512i zero = _mm512_setzero_si512();
+    memset(c, 0, N * sizeof *c);
+    for (int k0 = 0; k0 < K; k0 += ROWS) {
+        for (int j = 0; j < N; j += 128) {
+            __m512 acc[8];
+            for (int v = 0; v < 8; v++) acc[v] = _mm512_load_ps(c + j + 16 * v);
+            for (int r = 0; r < ROWS; r++) {
+                const uint16_t *row = b + (long)(k0 + r) * N + j;
+                const __m512 s = _mm512_set1_ps(widen_one(a[k0 + r]));
+                for (int v = 0; v < 4; v++) {
+                    const __m512i x = _mm512_load_si512((const void *)(row + 32 * v));
+                    const __m512 l = _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, x)), h = _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, x));
+                    acc[2 * v] = _mm512_fmadd_ps(s, _mm512_permutex2var_ps(l, low_half, h), acc[2 * v]);
+                    acc[2 * v + 1] = _mm512_fmadd_ps(s, _mm512_permutex2var_ps(l, high_half, h), acc[2 * v + 1]);
+                }
+            }
+            for (int v = 0; v < 8; v++) _mm512_store_ps(c + j + 16 * v, acc[v]);
+        }
+    }
+}
+static void halves(const uint16_t *a, const uint16_t *b, float *c) {
+    memset(c, 0, N * sizeof *c);
+    for (int k0 = 0; k0 < K; k0 += ROWS) {
+        for (int j = 0; j < N; j += 128) {
+            __m512 acc[8];
+            for (int v = 0; v < 8; v++) acc[v] = _mm512_load_ps(c + j + 16 * v);
+            for (int r = 0; r < ROWS; r++) {
+                const uint16_t *row = b + (long)(k0 + r) * N + j;
+                const __m512 s = _mm512_set1_ps(widen_one(a[k0 + r]));
+                for (int v = 0; v < 4; v++) {
+                    const __m512i x = _mm512_load_si512((const void *)(row + 32 * v));
+                    acc[2 * v] = _mm512_fmadd_ps(s, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(x)),16)), acc[2 * v]);
+                    acc[2 * v + 1] = _mm512_fmadd_ps(s, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(x,1)),16)), acc[2 * v + 1]);
+                }
+            }
+            for (int v = 0; v < 8; v++) _mm512_store_ps(c + j + 16 * v, acc[v]);
+        }
+    }
+}
 static void panels(const uint16_t *a, const uint16_t *packed, float *c) {
     const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
     for (int j = 0; j < N; j += 128) {
@@ -161,8 +229,8 @@ static void panels(const uint16_t *a, const uint16_t *packed, float *c) {
     }
 }
 
-enum { WIDEN, EVENODD, EVENODD_PREFETCH, PAIRDOT, PANELS, LOOPS };
-static const char *names[LOOPS] = {"widen", "evenodd", "evenodd+pf", "pairdot", "panels"};
+enum { WIDEN, EVENODD, EVENODD_PREFETCH, PAIRDOT, INTERLEAVE, UNPACK, HALVES, PANELS, LOOPS };
+static const char *names[LOOPS] = {"widen", "evenodd", "evenodd+pf", "pairdot", "interleave", "unpack", "halves", "panels"};
 
 static void call(int loop, const uint16_t *a, const uint16_t *rows, const uint16_t *packed, float *c) {
     switch (loop) {
@@ -170,6 +238,9 @@ static void call(int loop, const uint16_t *a, const uint16_t *rows, const uint16
     case EVENODD: evenodd(a, rows, c, 0); break;
     case EVENODD_PREFETCH: evenodd(a, rows, c, 1); break;
     case PAIRDOT: pairdot(a, rows, c); break;
+    case INTERLEAVE: interleave(a, rows, c); break;
+    case UNPACK: unpack(a, rows, c); break;
+    case HALVES: halves(a, rows, c); break;
     default: panels(a, packed, c); break;
     }
 }
