@@ -12,6 +12,9 @@
  *   gcc -O3 -std=gnu11 -march=native bench/experiments/two_vecmat_bf16.c /tmp/before.c \
  *       /tmp/after.c -o /tmp/two_vecmat_bf16 -lm
  *   taskset -c 1 /tmp/two_vecmat_bf16
+ *
+ * With -DPAIRS the kernels get `b` packed in pairs of rows (`[1, 2, 1 p2]`: element (k, j) at
+ * (k / 2)·2N + 2j + k % 2), as the Spec `(bf16, GL, [1, 2, 1 p2])` declares.
  */
 #include <math.h>
 #include <stdint.h>
@@ -54,9 +57,18 @@ int main(void) {
         b[copy] = aligned_alloc(4096, (size_t)K * N * sizeof **b);
         for (long i = 0; i < (long)K * N; i++) b[copy][i] = narrow((float)(i * 5 % 11 - 5) / 8);
     }
+    uint16_t *row_major = malloc((size_t)K * N * sizeof *row_major);
+    memcpy(row_major, b[0], (size_t)K * N * sizeof *row_major);
+#ifdef PAIRS
+    for (int copy = 0; copy < COPIES; copy++) {
+        for (long k = 0; k < K; k++) {
+            for (long j = 0; j < N; j++) b[copy][(k / 2) * 2 * N + 2 * j + k % 2] = row_major[k * N + j];
+        }
+    }
+#endif
     for (int j = 0; j < N; j++) {
         double sum = 0;
-        for (int k = 0; k < K; k++) sum += (double)widen(a[k]) * widen(b[0][(long)k * N + j]);
+        for (int k = 0; k < K; k++) sum += (double)widen(a[k]) * widen(row_major[(long)k * N + j]);
         expected[j] = sum;
     }
     const kernel_fn kernels[2] = {kernel_before, kernel_after};

@@ -77,3 +77,25 @@ fn prepacked_matrices_in_parallel_loops_agree_with_the_reference() {
         common::check_impl(&imp, target);
     }
 }
+
+/// `MatmulLoopVdpbf16ps` on tiles whose pairs of rows are not adjacent (a tile narrower than the
+/// matrix), with one pair and several, and with three rows of `a` against the whole matrix.
+#[test]
+fn pair_dot_product_tiles_of_a_wider_matrix_agree_with_the_reference() {
+    use morello_core::kernels::KernelKind;
+    let mut synth = Synthesizer::new(&X86_AVX512);
+    for (shape, tile) in [("1x1x16x512", [1, 1, 8, 128]), ("1x1x16x512", [1, 1, 2, 64]), ("1x6x8x96", [1, 3, 8, 96])] {
+        let text = format!("MatmulAccum({shape}, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial)");
+        let spec = Spec::parse_for(&text, &X86_AVX512).unwrap();
+        let imp = PartialImpl::new(spec, &X86_AVX512)
+            .tile(&tile)
+            .and_then(|p| p.move_param(0, Level::L1, None, None))
+            .and_then(|p| p.move_param(1, Level::L1, None, None))
+            .and_then(|p| p.move_param(2, Level::L1, None, None))
+            .and_then(|p| p.select(KernelKind::MatmulLoopVdpbf16ps))
+            .unwrap_or_else(|e| panic!("{text} in tiles of {tile:?}: {e}"))
+            .synthesize_all(&mut synth)
+            .unwrap();
+        common::check_impl(&imp, &X86_AVX512);
+    }
+}

@@ -335,7 +335,8 @@ fn pair_layout(shape: &[u32]) -> Option<Layout> {
 
 /// A bf16 · bf16 → f32 register tile with `vdpbf16ps`: the output's `m × n/16` vectors stay
 /// in registers while k advances two at a time; each step broadcasts a pair of lhs values and
-/// multiplies it with `n/16` vectors of rhs pairs.
+/// multiplies it with `n/16` vectors of rhs pairs. The lhs and the output are contiguous; each
+/// pair of rhs rows is, but the pairs may lie any distance apart (a tile of a wider matrix).
 pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
     name: "MatmulLoopVdpbf16ps",
     implements: "MatmulAccum",
@@ -344,15 +345,20 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
     applies: |c, target| {
         c.has_feature(target, "avx512bf16")?;
         c.dtypes_are(&[Dtype::Bf16, Dtype::Bf16, Dtype::F32], "bf16 · bf16 → f32")?;
-        c.all_contiguous()?;
+        c.contiguous(0)?;
+        c.contiguous(2)?;
         let &[b, m, k, n] = c.spec().shape() else { unreachable!("Matmul is rank 4") };
         c.require(b == 1 && k % 2 == 0 && n % 16 == 0, || {
             format!("it needs b = 1, even k and n a multiple of 16, not {b}×{m}×{k}×{n}")
         })?;
         c.require(c.op(0).layout().is_row_major(c.op(0).shape()), || "the lhs must be row-major".to_owned())?;
         c.require(c.op(2).layout().is_row_major(c.op(2).shape()), || "the output must be row-major".to_owned())?;
-        c.require(pair_layout(c.op(1).shape()).is_some_and(|l| l.dims() == c.op(1).layout().dims()), || {
+        let rhs = c.op(1);
+        c.require(pair_layout(rhs.shape()).is_some_and(|l| l.dims() == rhs.layout().dims()), || {
             "the rhs must hold pairs of consecutive k together: layout [1, 2, 1 p2]".to_owned()
+        })?;
+        c.require(rhs.layout().contiguous_block(rhs.shape()) >= 2 * u64::from(n), || {
+            "each pair of rhs rows must be contiguous".to_owned()
         })
     },
     cost: |spec, target| {
@@ -366,7 +372,11 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
         out.helper(Helper::Intrinsics);
         let &[_, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
         let (a, b, c) = (out.address(0), out.address(1), out.address(2));
+        // Pairs of rhs rows may lie any distance apart (a tile of a wider matrix).
+        let next_pair = if k > 2 { out.element_address(1, &[0, 2, 0]) } else { b.clone() };
         out.open("{".to_owned());
+        let stride = out.fresh("stride");
+        out.line(format!("const int64_t {stride} = {next_pair} - {b};"));
         let tile: Vec<Vec<String>> = (0..m).map(|_| (0..n / 16).map(|_| out.fresh("c")).collect()).collect();
         for (r, row) in tile.iter().enumerate() {
             for (j, acc) in row.iter().enumerate() {
@@ -379,7 +389,7 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
         let bs: Vec<String> = (0..n / 16).map(|_| out.fresh("b")).collect();
         for (j, bj) in bs.iter().enumerate() {
             out.line(format!("__m512bh {bj};"));
-            out.line(format!("__builtin_memcpy(&{bj}, {b} + 2 * ({p} * {n} + {}), 64);", 16 * j));
+            out.line(format!("__builtin_memcpy(&{bj}, {b} + {p} * {stride} + {}, 64);", 32 * j));
         }
         for (r, row) in tile.iter().enumerate() {
             let (pair, x) = (out.fresh("pair"), out.fresh("a"));
