@@ -6,10 +6,9 @@
 
 mod common;
 
+use common::kernel_tiles::kernel_on_l1_tiles;
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::kernels::KernelKind;
-use morello_core::level::Level;
-use morello_core::schedule::PartialImpl;
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
@@ -39,16 +38,7 @@ fn even_odd_loops_agree_with_the_reference_on_strided_rows_and_part_passes() {
     for (tile, columns) in [([1, 1, 8, 160], 640), ([1, 1, 4, 416], 832), ([1, 1, 1, 64], 640), ([1, 1, 16, 128], 640)]
     {
         let text = format!("MatmulAccum(1x1x16x{columns}, (bf16, GL), (bf16, GL), (f32, GL), serial)");
-        let spec = Spec::parse_for(&text, &X86_AVX512).unwrap();
-        let imp = PartialImpl::new(spec, &X86_AVX512)
-            .tile(&tile)
-            .and_then(|p| p.move_param(0, Level::L1, None, None))
-            .and_then(|p| p.move_param(1, Level::L1, None, None))
-            .and_then(|p| p.move_param(2, Level::L1, None, None))
-            .and_then(|p| p.select(KERNEL))
-            .unwrap_or_else(|e| panic!("{text} in tiles of {tile:?}: {e}"))
-            .synthesize_all(&mut synth)
-            .unwrap();
+        let imp = kernel_on_l1_tiles(&text, &tile, KERNEL, &X86_AVX512, &mut synth);
         assert!(uses_even_odd_loops(&imp));
         common::check_impl(&imp, &X86_AVX512);
     }

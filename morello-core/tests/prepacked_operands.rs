@@ -6,8 +6,10 @@
 
 mod common;
 
+use common::kernel_tiles::kernel_on_l1_tiles;
 use morello_core::codegen::emit_c;
 use morello_core::imp::{Impl, ImplNode};
+use morello_core::kernels::KernelKind;
 use morello_core::level::Level;
 use morello_core::schedule::PartialImpl;
 use morello_core::search::Synthesizer;
@@ -82,20 +84,10 @@ fn prepacked_matrices_in_parallel_loops_agree_with_the_reference() {
 /// matrix), with one pair and several, and with three rows of `a` against the whole matrix.
 #[test]
 fn pair_dot_product_tiles_of_a_wider_matrix_agree_with_the_reference() {
-    use morello_core::kernels::KernelKind;
     let mut synth = Synthesizer::new(&X86_AVX512);
     for (shape, tile) in [("1x1x16x512", [1, 1, 8, 128]), ("1x1x16x512", [1, 1, 2, 64]), ("1x6x8x96", [1, 3, 8, 96])] {
         let text = format!("MatmulAccum({shape}, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial)");
-        let spec = Spec::parse_for(&text, &X86_AVX512).unwrap();
-        let imp = PartialImpl::new(spec, &X86_AVX512)
-            .tile(&tile)
-            .and_then(|p| p.move_param(0, Level::L1, None, None))
-            .and_then(|p| p.move_param(1, Level::L1, None, None))
-            .and_then(|p| p.move_param(2, Level::L1, None, None))
-            .and_then(|p| p.select(KernelKind::MatmulLoopVdpbf16ps))
-            .unwrap_or_else(|e| panic!("{text} in tiles of {tile:?}: {e}"))
-            .synthesize_all(&mut synth)
-            .unwrap();
+        let imp = kernel_on_l1_tiles(&text, &tile, KernelKind::MatmulLoopVdpbf16ps, &X86_AVX512, &mut synth);
         common::check_impl(&imp, &X86_AVX512);
     }
 }

@@ -6,6 +6,7 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part of this module")]
 
+pub mod kernel_tiles;
 pub mod limits;
 
 use morello_core::codegen::emit_c;
