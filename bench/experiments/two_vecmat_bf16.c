@@ -21,13 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "morello_runtime.h"
 #include "timing.h"
-
-#define MORELLO_RUNTIME_DEFINED
-typedef struct morello_runtime {
-    void (*parallel_for)(const struct morello_runtime *rt, int64_t n, void (*task)(void *ctx, int64_t i), void *ctx);
-    int32_t max_threads;
-} morello_runtime;
 
 typedef void (*kernel_fn)(const uint16_t *restrict, const uint16_t *restrict, float *restrict, const morello_runtime *);
 void kernel_before(const uint16_t *restrict, const uint16_t *restrict, float *restrict, const morello_runtime *);

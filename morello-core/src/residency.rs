@@ -25,10 +25,11 @@ use crate::spec::{Spec, SpecKind};
 use crate::target::Target;
 
 /// Whether `spec` is held in L1: a primitive with operands in global memory whose cache lines
-/// (a page's worth for each [`paged`](crate::tensor::TensorSpec::paged) run, as their fills
-/// take), with those of its operands already in L1, fit in the target's L1 — allocated in operand
-/// order from its capacity, each allocation leaving the power of two below what is left, as
-/// memory limits do. So a held Spec's fills always fit at the target's largest limits.
+/// (what their fills take there:
+/// [`TensorSpec::l1_footprint_bytes`](crate::tensor::TensorSpec::l1_footprint_bytes)), with
+/// those of its operands already in L1, fit in the target's L1 — allocated in operand order
+/// from its capacity, each allocation leaving the power of two below what is left, as memory
+/// limits do. So a held Spec's fills always fit at the target's largest limits.
 pub fn held_in_l1(spec: &Spec, target: &Target) -> bool {
     if !matches!(spec.logical().kind(), SpecKind::Primitive(_))
         || !spec.operands().iter().any(|t| t.level() == Level::GL)
@@ -37,10 +38,7 @@ pub fn held_in_l1(spec: &Spec, target: &Target) -> bool {
     }
     let mut limits = Some(target.max_limits());
     for t in spec.operands().iter().filter(|t| matches!(t.level(), Level::GL | Level::L1)) {
-        // What its fill into L1 will take (`TensorSpec::consumption` at L1).
-        let bytes =
-            t.cache_footprint_lines(target.level(Level::L1).capacity_bytes, target) * u64::from(target.line_bytes);
-        limits = limits.and_then(|l| l.allocate(Level::L1, bytes, target));
+        limits = limits.and_then(|l| l.allocate(Level::L1, t.l1_footprint_bytes(target), target));
     }
     limits.is_some()
 }

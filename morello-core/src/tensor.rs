@@ -304,7 +304,7 @@ impl TensorSpec {
         match self.0.level {
             Level::RF => self.volume() * u64::from(info.register_bytes),
             Level::VRF => self.vector_count() * u64::from(info.register_bytes),
-            Level::L1 => self.cache_footprint_lines(info.capacity_bytes, target) * u64::from(target.line_bytes),
+            Level::L1 => self.l1_footprint_bytes(target),
             Level::GL => self.cache_lines(target) * u64::from(target.line_bytes),
         }
     }
@@ -355,7 +355,7 @@ impl TensorSpec {
         let layout =
             if self.0.level.has_layout() { self.0.layout.tile(&self.0.shape, tile_shape)? } else { Layout::empty() };
         // Registers have no pages (and their tiles, built on every use, stay cheap).
-        let in_memory = matches!(self.0.level, Level::L1 | Level::GL);
+        let in_memory = !self.0.level.is_register_file();
         let paged = in_memory && self.tile_is_paged(tile_shape, &layout, target)?;
         let t = TensorData { paged, ..self.with_shape_and_layout(tile_shape, layout) };
         t.check_vector_size(target)?;

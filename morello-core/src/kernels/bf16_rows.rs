@@ -10,11 +10,11 @@
 //! at 33–34 GB/s against 23–24 (`bench/experiments/bf16_conversion.c`).
 
 use super::check::Checker;
-use super::emit::KernelEmitter;
+use super::emit::{KernelEmitter, row_stride};
 use super::helpers::Helper;
+use super::matmul::matmul_accum;
 use super::{KernelDef, KernelMismatch, L1, any_register_tiles, operand_moves};
 use crate::dtype::Dtype;
-use crate::primitive::Primitive;
 use crate::spec::LogicalSpec;
 use crate::target::Target;
 
@@ -34,7 +34,7 @@ const CHUNK_LOADS: u64 = 4;
 pub static MATMUL_LOOP_BF16_EVEN_ODD: KernelDef = KernelDef {
     name: "MatmulLoopBf16EvenOdd",
     implements: "MatmulAccum",
-    matches: |p| p == Primitive::Matmul { accum: true },
+    matches: matmul_accum,
     levels: &[L1, L1, L1],
     applies,
     cost: |spec, target| {
@@ -98,11 +98,10 @@ fn emit(spec: &LogicalSpec, out: &mut dyn KernelEmitter) {
     let widen = out.helper(Helper::Bf16ToF32);
     let (k, loads) = rows_and_loads(spec);
     let (lhs, output) = (out.address(0), out.address(2));
-    let first_row = out.element_address(1, &[0, 0, 0]);
-    let second_row = if k > 1 { out.element_address(1, &[0, 1, 0]) } else { first_row.clone() };
+    let first_row = out.address(1);
     out.open("{".to_owned());
-    let (stride, high) = (out.fresh("stride"), out.fresh("high"));
-    out.line(format!("const int64_t {stride} = {second_row} - {first_row};"));
+    let stride = row_stride(1, 1, k, out);
+    let high = out.fresh("high");
     out.line(format!("const __m512i {high} = _mm512_set1_epi32((int)0xffff0000u);"));
     // Lane l of the first half takes column l of the 32: even column l/2 (index l/2) or odd
     // column l/2 (index 16 + l/2); the second half continues from column 16.

@@ -124,6 +124,18 @@ pub(super) fn widen_bf16(v: &str, lanes: u32, first: u32, count: u32, out: &mut 
     format!("(({f32s})(__builtin_convertvector({narrow}, {u32s}) << 16))")
 }
 
+/// Declares a C `int64_t` holding the elements from one step of `step` rows of operand `i` (a
+/// rank-3 Matmul operand in memory, `[1, rows, columns]`) to the next, and returns its name:
+/// kernels that read rows which need not be adjacent index them with it. Zero when `rows` holds
+/// a single step.
+pub(super) fn row_stride(i: usize, step: u32, rows: u64, out: &mut dyn KernelEmitter) -> String {
+    let first = out.address(i);
+    let next = if rows > u64::from(step) { out.element_address(i, &[0, u64::from(step), 0]) } else { first.clone() };
+    let stride = out.fresh("stride");
+    out.line(format!("const int64_t {stride} = {next} - {first};"));
+    stride
+}
+
 /// Stores `values` (vectors of `lanes`) into operand `i`: register assignments in VRF, or
 /// stores into its contiguous memory.
 pub(super) fn store_vectors(spec: &LogicalSpec, i: usize, lanes: u32, values: &[String], out: &mut dyn KernelEmitter) {

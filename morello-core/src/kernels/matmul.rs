@@ -4,7 +4,7 @@
 //! register tile.
 
 use super::check::Checker;
-use super::emit::{KernelEmitter, lanes, read_float, unrolled_loop, widen_bf16};
+use super::emit::{KernelEmitter, lanes, read_float, row_stride, unrolled_loop, widen_bf16};
 use super::helpers::Helper;
 use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, any_register_tiles, no_registers, operand_moves};
 use crate::dtype::Dtype;
@@ -18,7 +18,7 @@ use crate::target::Target;
 use crate::tensor::TensorSpec;
 use std::cell::RefCell;
 
-fn matmul_accum(p: Primitive) -> bool {
+pub(super) fn matmul_accum(p: Primitive) -> bool {
     p == Primitive::Matmul { accum: true }
 }
 
@@ -372,11 +372,9 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
         out.helper(Helper::Intrinsics);
         let &[_, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
         let (a, b, c) = (out.address(0), out.address(1), out.address(2));
-        // Pairs of rhs rows may lie any distance apart (a tile of a wider matrix).
-        let next_pair = if k > 2 { out.element_address(1, &[0, 2, 0]) } else { b.clone() };
         out.open("{".to_owned());
-        let stride = out.fresh("stride");
-        out.line(format!("const int64_t {stride} = {next_pair} - {b};"));
+        // Pairs of rhs rows may lie any distance apart (a tile of a wider matrix).
+        let stride = row_stride(1, 2, u64::from(k), out);
         let tile: Vec<Vec<String>> = (0..m).map(|_| (0..n / 16).map(|_| out.fresh("c")).collect()).collect();
         for (r, row) in tile.iter().enumerate() {
             for (j, acc) in row.iter().enumerate() {

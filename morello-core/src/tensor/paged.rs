@@ -10,7 +10,7 @@ impl TensorSpec {
     /// This tensor with its runs declared [`paged`](TensorSpec::paged): how a tile of a buffer
     /// whose rows are a multiple of a page long is written in Spec syntax (`paged`).
     pub fn with_paged_runs(&self) -> Result<TensorSpec, TensorSpecError> {
-        if !matches!(self.0.level, Level::L1 | Level::GL) || self.is_contiguous() {
+        if self.0.level.is_register_file() || self.is_contiguous() {
             return Err(TensorSpecError::PagedWithoutRuns { level: self.0.level });
         }
         Ok(intern(TensorData { paged: true, ..self.with_shape_and_layout(&self.0.shape, self.0.layout.clone()) }))
@@ -48,6 +48,12 @@ impl TensorSpec {
             return lines;
         }
         runs * run_lines.div_ceil(page_lines) * page_lines
+    }
+
+    /// Bytes of L1 this tensor (in memory) takes once a cache fill puts it there: its
+    /// [`cache_footprint_lines`](Self::cache_footprint_lines) for the target's L1.
+    pub fn l1_footprint_bytes(&self, target: &Target) -> u64 {
+        self.cache_footprint_lines(target.level(Level::L1).capacity_bytes, target) * u64::from(target.line_bytes)
     }
 
     /// Whether the runs of a `tile_shape` tile of this tensor (in memory), whose layout is
