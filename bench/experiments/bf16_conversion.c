@@ -11,6 +11,12 @@
  *   panels:   evenodd on the matrix packed in panels of 128 columns, each panel row after row:
  *             one sequential stream instead of 8.
  *
+ * "evenodd-spread" is evenodd with the 8 rows of each block taken one from each of 8 bands of
+ * 256 consecutive rows (rows r, 256 + r, ..., 1792 + r for block r): each of the 8 streams then
+ * continues where the previous block left it (a band is 8 MiB in one piece), as in the
+ * read-ceiling loop of `bench/src/machine.rs`, where evenodd's consecutive rows start 8 new
+ * streams every 256 KiB.
+ *
  * "evenodd+pf" adds a software prefetch 1 KiB ahead along each row (into the next block of
  * rows at a row's end), and "pairdot" is evenodd with `vdpbf16ps` (AVX512-BF16) for the shift,
  * mask and FMAs. Each loop is checked against an f64 reference, then all are timed in
@@ -26,7 +32,9 @@
  * evenodd 32.7 and 33.4. A shuffle per step undoes the gain: interleave 23.1, unpack 22.2,
  * halves 23.5 (evenodd 33.4 in the same run). With evenodd's step (128 columns, 4 loads) widened
  * to 256 columns (8 lines of each row a step) it ran 26.2–26.4, narrowed to 64 columns 32.3;
- * with ROWS 4, 16 and 32 instead of 8, 27.5, 25.3 and 22.2.
+ * with ROWS 4, 16 and 32 instead of 8, 27.5, 25.3 and 22.2. Three runs with evenodd-spread
+ * (2026-11-27, a slower phase of the VM): evenodd 27.9 / 27.9 / 28.8, evenodd-spread 37.3 / 35.4
+ * / 36.8, panels 36.9 / 37.7 / 37.9: rows taken from 8 bands read as fast as the packed matrix.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -70,7 +78,7 @@ static void widen(const uint16_t *a, const uint16_t *b, float *c) {
     }
 }
 
-static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch) {
+static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch, int spread) {
     const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
     const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
@@ -86,12 +94,14 @@ static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch
                 odd[v] = _mm512_permutex2var_ps(lo, odds, hi);
             }
             for (int r = 0; r < ROWS; r++) {
-                const uint16_t *row = b + (long)(k0 + r) * N + j;
+                /* Spread: the ROWS rows of a block lie K / ROWS rows apart, one from each band. */
+                const int k = spread ? k0 / ROWS + r * (K / ROWS) : k0 + r;
+                const uint16_t *row = b + (long)k * N + j;
                 if (prefetch && (j + PREFETCH < N || k0 + ROWS < K)) {
                     const uint16_t *ahead = j + PREFETCH < N ? row + PREFETCH : b + (long)(k0 + ROWS + r) * N + (j + PREFETCH - N);
                     for (int v = 0; v < 4; v++) _mm_prefetch((const char *)(ahead + 32 * v), _MM_HINT_T0);
                 }
-                const __m512 s = _mm512_set1_ps(widen_one(a[k0 + r]));
+                const __m512 s = _mm512_set1_ps(widen_one(a[k]));
                 for (int v = 0; v < 4; v++) {
                     const __m512i x = _mm512_load_si512((const void *)(row + 32 * v));
                     even[v] = _mm512_fmadd_ps(s, _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), even[v]);
@@ -229,14 +239,15 @@ static void panels(const uint16_t *a, const uint16_t *packed, float *c) {
     }
 }
 
-enum { WIDEN, EVENODD, EVENODD_PREFETCH, PAIRDOT, INTERLEAVE, UNPACK, HALVES, PANELS, LOOPS };
-static const char *names[LOOPS] = {"widen", "evenodd", "evenodd+pf", "pairdot", "interleave", "unpack", "halves", "panels"};
+enum { WIDEN, EVENODD, EVENODD_SPREAD, EVENODD_PREFETCH, PAIRDOT, INTERLEAVE, UNPACK, HALVES, PANELS, LOOPS };
+static const char *names[LOOPS] = {"widen", "evenodd", "evenodd-spread", "evenodd+pf", "pairdot", "interleave", "unpack", "halves", "panels"};
 
 static void call(int loop, const uint16_t *a, const uint16_t *rows, const uint16_t *packed, float *c) {
     switch (loop) {
     case WIDEN: widen(a, rows, c); break;
-    case EVENODD: evenodd(a, rows, c, 0); break;
-    case EVENODD_PREFETCH: evenodd(a, rows, c, 1); break;
+    case EVENODD: evenodd(a, rows, c, 0, 0); break;
+    case EVENODD_SPREAD: evenodd(a, rows, c, 0, 1); break;
+    case EVENODD_PREFETCH: evenodd(a, rows, c, 1, 0); break;
     case PAIRDOT: pairdot(a, rows, c); break;
     case INTERLEAVE: interleave(a, rows, c); break;
     case UNPACK: unpack(a, rows, c); break;

@@ -5,7 +5,8 @@
 //! as much as each child, which gives synthesis its optimal substructure.
 //!
 //! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetchers miss ([`scattered_lines`]); global memory costs L2's weight
+//! makes the hardware prefetchers miss ([`scattered_lines`]), and, unless it is a spread loop,
+//! for the first page of each long row it starts anew ([`restarted_lines`]); global memory costs L2's weight
 //! inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]; a loop
 //! over such Specs, once per tile of each operand it moves to: [`loop_l2_fill`]); and a
 //! hardware cache fill of such data into L1, which copies nothing, pays only the time L2 takes
@@ -25,7 +26,7 @@ mod l2;
 mod streams;
 
 pub use l2::{held_in_l2, l2_fill, loop_l2_fill};
-pub use streams::scattered_lines;
+pub use streams::{restarted_lines, scattered_lines};
 
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
@@ -97,8 +98,10 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
         }
         ImplNode::Loop(l) => {
             let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
-            let unprefetched =
-                streams::scattered_lines(spec, &l.tile, target).saturating_mul(target.unprefetched_line_cost(held));
+            let restarted = if l.spread { 0 } else { streams::restarted_lines(spec, &l.tile, target) };
+            let unprefetched = streams::scattered_lines(spec, &l.tile, target)
+                .saturating_add(restarted)
+                .saturating_mul(target.unprefetched_line_cost(held));
             let iteration = children[0].main.saturating_add(unprefetched);
             let main = if l.parallel {
                 let p = &target.parallel;

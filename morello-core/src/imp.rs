@@ -54,6 +54,15 @@ pub struct LoopNode {
     pub tile: Shape,
     /// Whether iterations may run in parallel.
     pub parallel: bool,
+    /// Whether the tiles *spread* along the contraction dimension of a MatmulAccum (the only
+    /// dimension such a loop tiles): with `s` the tile size there and `K = s·R`, iteration `t`
+    /// takes the values `t, t + R, …, t + (s − 1)·R`, one from each of `s` bands of `R`
+    /// consecutive ones, instead of `s·t, …, s·t + s − 1`. A sum over the contraction
+    /// dimension does not depend on the order of its terms, so the result is the Spec's (up to
+    /// rounding, as with any tiling of it); a loop over a row-major matrix then continues `s`
+    /// streams, one per band, from one iteration to the next, where consecutive rows would
+    /// start `s` new ones.
+    pub spread: bool,
     /// The body for full tiles.
     pub body: Box<Impl>,
     /// Bodies for the remainder regions.
@@ -243,7 +252,11 @@ impl Impl {
             ImplNode::Spec => format!("{}", self.spec),
             ImplNode::Kernel(k) => format!("{k}"),
             ImplNode::Loop(l) => {
-                let kind = if l.parallel { "parallel tile" } else { "tile" };
+                let kind = match (l.parallel, l.spread) {
+                    (true, _) => "parallel tile",
+                    (false, true) => "spread tile",
+                    (false, false) => "tile",
+                };
                 let mut s = format!("{kind} {}", crate::shape::DisplayShape(&l.tile));
                 if !l.boundaries.is_empty() {
                     s += &format!(" (+{} boundary)", l.boundaries.len());

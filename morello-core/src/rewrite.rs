@@ -10,6 +10,7 @@ mod moves;
 mod select;
 mod softmax;
 mod spatial_split;
+mod spread;
 mod temps;
 mod tile;
 mod to_accum;
@@ -42,6 +43,12 @@ pub enum Action {
         tile: Shape,
         /// Whether iterations run in parallel.
         parallel: bool,
+    },
+    /// Loop over the contraction dimension of a MatmulAccum in tiles of `bands` values, one
+    /// from each of `bands` equal bands (see [`crate::imp::LoopNode::spread`]).
+    Spread {
+        /// Values per tile, and bands.
+        bands: u32,
     },
     /// Move operand `operand` into a new tensor at `level` with `layout` and `dtype`.
     Move {
@@ -370,6 +377,7 @@ impl Action {
     pub fn apply(&self, spec: &Spec, target: &Target) -> Result<ImplNode, RewriteError> {
         match self {
             Action::Tile { tile, parallel } => tile::apply(spec, tile, *parallel, target),
+            Action::Spread { bands } => spread::apply(spec, *bands, target),
             Action::Move { operand, level, layout, vector_size, dtype } => moves::apply(
                 spec,
                 *operand,
@@ -395,6 +403,7 @@ impl Action {
     pub fn name(&self) -> &'static str {
         match self {
             Action::Tile { .. } => "tile",
+            Action::Spread { .. } => "spread",
             Action::Move { .. } => "move_param",
             Action::ToAccum => "to_accum",
             Action::Select(_) => "select",
@@ -424,6 +433,7 @@ impl fmt::Display for Action {
                 }
                 write!(f, ", {dtype})")
             }
+            Action::Spread { bands } => write!(f, "spread({bands})"),
             Action::Select(k) => write!(f, "select({k})"),
             Action::Bufferize { index, dest } => write!(f, "bufferize({index}, {dest})"),
             Action::BroadcastFirst { dest: d }

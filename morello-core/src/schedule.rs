@@ -160,6 +160,12 @@ impl PartialImpl {
         self.apply(&Action::Tile { tile, parallel: false })
     }
 
+    /// Loops over the contraction dimension of the default MatmulAccum in tiles of `bands`
+    /// values, one from each of `bands` equal bands (`crate::imp::LoopNode::spread`).
+    pub fn spread(self, bands: u32) -> Result<Self, ScheduleError> {
+        self.apply(&Action::Spread { bands })
+    }
+
     /// Moves operand `operand` of the default Spec to `level`, with `layout` (default: the
     /// operand's own layout, which makes a move into L1 a cache fill) and, for VRF, `vector_size`
     /// lanes per register.

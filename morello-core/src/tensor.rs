@@ -14,6 +14,7 @@ use std::sync::{LazyLock, Mutex};
 use thiserror::Error;
 
 mod paged;
+mod spread;
 
 /// The description of one operand: shape, element type, memory level, layout (with
 /// contiguity), for vector registers the number of lanes per register, and whether its runs
@@ -189,6 +190,17 @@ pub enum TensorSpecError {
     PagedWithoutRuns {
         /// The tensor's level.
         level: Level,
+    },
+    /// A spread tile along a dimension that is not one plain physical dimension in memory.
+    #[error(
+        "a spread tile needs dimension {dim} laid out as one plain (unpacked) dimension in memory; \
+         this tensor's layout is {layout}"
+    )]
+    SpreadNeedsPlainDimension {
+        /// The dimension.
+        dim: usize,
+        /// The tensor's layout, formatted.
+        layout: String,
     },
 }
 

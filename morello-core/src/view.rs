@@ -60,6 +60,14 @@ impl ViewMap {
         ViewMap { sources }
     }
 
+    /// The identity on `rank` dimensions with dimension `dim` stretched: its view coordinate
+    /// `x` is source coordinate `stride · x` (the tiles of a spread loop).
+    pub fn stretched(rank: usize, dim: usize, stride: u32) -> ViewMap {
+        let mut map = ViewMap::identity(rank);
+        map.sources[dim][0].stride = stride;
+        map
+    }
+
     /// A unit view dimension inserted at position `at` of a rank-`rank` tensor.
     pub fn insert_unit(rank: usize, at: usize) -> ViewMap {
         let view_of: Vec<Option<u8>> = (0..rank).map(|d| Some(if d < at { d as u8 } else { d as u8 + 1 })).collect();

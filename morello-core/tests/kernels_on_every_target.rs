@@ -161,17 +161,20 @@ fn every_rewrite_is_reachable_from_the_search() {
         "to_max_and_denominator",
         "to_max_and_unscaled",
         "parallel_split",
+        "spread",
     ];
     let mut synth = Synthesizer::new(&X86_AVX512);
     let mut reached = BTreeSet::new();
     // Roots whose search trees contain every rewrite: a Compose (bufferize), a Conv (spatial
-    // split), a DivideVecScalar (broadcast-first), and a long, non-serial softmax (every
-    // softmax decomposition including the parallel split).
+    // split), a DivideVecScalar (broadcast-first), a long, non-serial softmax (every softmax
+    // decomposition including the parallel split), and a vector-matrix product over rows of
+    // 16 KiB (spread loops).
     for root in [
         "Compose([Matmul(1x2x2x2), Matmul(1x2x2x2) -> f32], (f32, GL), (f32, GL), (f32, GL), (f32, GL))",
         "ConvAccum(1x1x1x3x3x2x2, (f32, GL), (f32, GL), (f32, GL))",
         "DivideVecScalar(1x8, scan=1, (f32, GL), (f32, GL))",
         "Softmax(1x4096, scan=1, (f32, GL), (f32, GL))",
+        "MatmulAccum(1x1x4x4096, (f32, GL), (f32, GL), (f32, GL), serial)",
     ] {
         let spec = Spec::parse_for(root, &X86_AVX512).unwrap_or_else(|e| panic!("{root}: {e}"));
         for action in actions(&spec, &X86_AVX512) {

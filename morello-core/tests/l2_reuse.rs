@@ -5,7 +5,7 @@
 
 mod common;
 
-use morello_core::cost::{held_in_l2, impl_cost, l2_fill, loop_l2_fill};
+use morello_core::cost::{held_in_l2, impl_cost, l2_fill, loop_l2_fill, restarted_lines};
 use morello_core::imp::ImplNode;
 use morello_core::level::Level;
 use morello_core::search::Synthesizer;
@@ -38,9 +38,13 @@ fn blocks_of_whole_rows_fill_the_output_once() {
     let c_lines = 16384 * 4 / 64;
     let extra = target.level(Level::GL).line_cost - target.least_line_cost(Level::GL, true);
     assert_eq!(fill, 256 * l2_fill(body, target) - 255 * c_lines * extra);
-    // Whole rows are read in order: no line goes unprefetched, so the loop costs its
-    // iterations and the fills.
-    assert_eq!(impl_cost(&rows, target).unwrap().main, 256 * impl_cost(&l.body, target).unwrap().main + fill);
+    // Each block starts 8 streams, one per row, that no earlier block led into: a page of each
+    // row goes unprefetched (`restarted_lines`; a spread loop would continue its streams).
+    // Otherwise the loop costs its iterations and the fills.
+    let restarts = restarted_lines(&rows.spec, &l.tile, target);
+    assert_eq!(restarts, 8 * 64);
+    let iteration = impl_cost(&l.body, target).unwrap().main + restarts * target.unprefetched_line_cost(false);
+    assert_eq!(impl_cost(&rows, target).unwrap().main, 256 * iteration + fill);
     common::check_impl(&imp, target);
 }
 

@@ -13,6 +13,7 @@ use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::syntax::run_schedule;
 use morello_core::target::{Target, TargetId};
+use morello_core::tensor::TensorSpecError;
 
 /// Applies `schedule` to `spec` on `target` and synthesizes what it leaves.
 fn scheduled(spec: &str, schedule: &str, target: &'static Target) -> Result<Impl, ScheduleError> {
@@ -143,6 +144,29 @@ fn relayout_and_upcasting_moves() {
     assert_eq!(alloc.tensor.dtype().name(), "f32");
 }
 
+/// Spread loops take one row of `b` (and one value of each row of `a`) from each band of `k`:
+/// with several rows of `a`, a column-major `b` (the rows are then its columns), a spread loop
+/// inside a tile of `k`, and a tile of `k` inside a spread loop.
+#[test]
+fn spread_loops_read_one_row_from_each_band() {
+    for (spec, schedule) in [
+        ("Matmul(1x3x16x24, (f32, GL), (f32, GL), (f32, GL))", "to_accum; spread(4); synthesize_all;"),
+        ("Matmul(1x1x32x64, (bf16, GL), (bf16, GL), (f32, GL))", "to_accum; spread(8); synthesize_all;"),
+        ("Matmul(1x2x16x8, (f32, GL), (f32, GL, col_major), (f32, GL))", "to_accum; spread(2); synthesize_all;"),
+        (
+            "Matmul(1x2x32x16, (f32, GL), (f32, GL), (f32, GL))",
+            "to_accum; tile([1, 2, 16, 16]); spread(4); synthesize_all;",
+        ),
+        (
+            "Matmul(1x2x32x16, (f32, GL), (f32, GL), (f32, GL))",
+            "to_accum; spread(8); tile([1, 2, 2, 16]); synthesize_all;",
+        ),
+    ] {
+        let imp = check_everywhere(spec, schedule);
+        assert!(contains(&imp, &|node| matches!(&node.node, ImplNode::Loop(l) if l.spread)), "{schedule}:\n{imp}");
+    }
+}
+
 #[test]
 fn inapplicable_rewrites_give_typed_reasons() {
     let avx2 = TargetId::X86Avx2.target();
@@ -163,6 +187,19 @@ fn inapplicable_rewrites_give_typed_reasons() {
         RewriteError::ParallelReduction { dim: 2, .. }
     ));
     assert!(matches!(err(matmul, "spatial_split; synthesize_all;"), RewriteError::WrongPrimitive { .. }));
+    // A spread loop needs an accumulating Matmul, bands that divide k, and k one plain dimension.
+    assert!(matches!(err(matmul, "spread(2); synthesize_all;"), RewriteError::WrongPrimitive { .. }));
+    for bands in [1, 3, 8] {
+        let schedule = format!("to_accum; spread({bands}); synthesize_all;");
+        assert!(matches!(err(matmul, &schedule), RewriteError::Shape { rewrite: "spread", .. }), "{schedule}");
+    }
+    assert!(matches!(
+        err(
+            "Matmul(1x1x8x32, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL))",
+            "to_accum; spread(2); synthesize_all;"
+        ),
+        RewriteError::TileInvalid { source: TensorSpecError::SpreadNeedsPlainDimension { dim: 1, .. }, .. }
+    ));
     assert!(matches!(err(matmul, "bufferize(0, L1); synthesize_all;"), RewriteError::WrongPrimitive { .. }));
     assert!(matches!(err(matmul, "broadcast_first(L1); synthesize_all;"), RewriteError::WrongPrimitive { .. }));
     assert!(matches!(

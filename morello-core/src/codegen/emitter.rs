@@ -417,11 +417,15 @@ impl Emitter {
         offsets: &mut Vec<Expr>,
     ) {
         let Some((&d, rest)) = loop_dims.split_first() else {
-            let tiled = self.shift_views(views, operand_dims, offsets, &l.body.spec);
+            let mut tiled = self.shift_views(views, operand_dims, offsets, &l.body.spec);
+            if l.spread {
+                spread_tiles(trips, operand_dims, &mut tiled);
+            }
             self.emit(&l.body, &tiled);
             return;
         };
-        let step = u64::from(l.tile[d]);
+        // A spread loop's tile starts at its iteration's index (`LoopNode::spread`).
+        let step = if l.spread { 1 } else { u64::from(l.tile[d]) };
         if unroll {
             for i in 0..u64::from(trips[d]) {
                 offsets[d] = Expr::constant(i * step);
@@ -449,6 +453,20 @@ impl Emitter {
                 View { buffer: v.buffer, origin, shape: region.operand(i).shape().into(), map: v.map.clone() }
             })
             .collect()
+    }
+}
+
+/// Stretches the tiles of a spread loop, `tiled` (at their origins): along the one Spec
+/// dimension the loop steps through (`trips` of more than one), consecutive values of a tile
+/// lie a band (`trips` values) apart.
+fn spread_tiles(trips: &[u32], operand_dims: &[Dims], tiled: &mut [View]) {
+    let Some(d) = trips.iter().position(|&t| t > 1) else { return };
+    for (view, dims) in tiled.iter_mut().zip(operand_dims) {
+        for (j, e) in dims.iter().enumerate() {
+            if e.uses(d as u8) {
+                view.map = view.map.compose(&ViewMap::stretched(view.shape.len(), j, trips[d]));
+            }
+        }
     }
 }
 

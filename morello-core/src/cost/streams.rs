@@ -70,6 +70,47 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
     lines
 }
 
+/// The cache lines of `spec`'s global-memory operands that one iteration of a loop over `tile`
+/// reads while the prefetcher starts streams afresh: a page's worth of lines of each long row
+/// of a tile that holds several whole rows.
+///
+/// A loop whose tiles hold several whole rows that each stream well (a block of rows of a
+/// row-major matrix, as a vector-matrix product reads its matrix) has its body read them side
+/// by side, as every kernel over several rows does, so every iteration starts as many streams,
+/// at rows the previous iteration did not continue into; the prefetcher needs a page or so of
+/// each before it runs ahead. A spread loop (`crate::imp::LoopNode::spread`) continues each of
+/// its streams into the next row of its band instead, and pays nothing here. On the Zen 5 VM the
+/// bf16 vector-matrix product 1×2048×16384 read 8 consecutive rows at a time at 31–33 GFLOP/s
+/// and 8 rows from 8 bands at 36 (`bench/experiments/bf16_conversion.c`).
+pub fn restarted_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
+    let Some(prim) = spec.primitive() else { return 0 };
+    let StreamCost { page_bytes, stream_bytes, .. } = target.streams;
+    let line = u64::from(target.line_bytes);
+    let mut lines = 0;
+    for (i, operand) in spec.operands().iter().enumerate() {
+        if operand.level() != Level::GL || operand.data_bytes() < u64::from(stream_bytes) {
+            continue;
+        }
+        let tile_shape = prim.operand_shape(i, tile);
+        if *tile_shape == *operand.shape() {
+            continue;
+        }
+        let layout = operand.layout();
+        let (Some(whole), Ok(cut)) =
+            (layout.extents(operand.shape()).last().copied(), layout.tile_extents(&tile_shape))
+        else {
+            continue;
+        };
+        let Some(&row) = cut.last() else { continue };
+        let rows: u64 = cut[..cut.len() - 1].iter().map(|&e| u64::from(e)).product();
+        let row_bytes = u64::from(row) * u64::from(operand.dtype().size_bytes());
+        if row == whole && rows > 1 && row_bytes >= u64::from(stream_bytes) {
+            lines += rows * row_bytes.min(u64::from(page_bytes)).div_ceil(line);
+        }
+    }
+    lines
+}
+
 /// The pieces one iteration of a loop reads of an operand.
 struct Pieces {
     /// How many, each from another run of the operand.
@@ -178,6 +219,23 @@ mod tests {
         assert_eq!(lines("1x1x2048x512", "", [1, 1, 2048, 128]), 0);
         // Dense rows a page apart, in `b` and in the output: 256 pieces of 2 lines each.
         assert_eq!(lines("1x256x256x1024", "", [1, 256, 256, 32]), 2 * 256 * 2);
+    }
+
+    /// `restarted_lines` for a Matmul of `shape` looped over `tile`.
+    fn restarts(shape: &str, tile: [u32; 4]) -> u64 {
+        let text = format!("Matmul({shape}, (f32, GL), (f32, GL), (f32, GL), serial)");
+        restarted_lines(&Spec::parse_for(&text, &X86_AVX512).unwrap(), &tile, &X86_AVX512)
+    }
+
+    #[test]
+    fn blocks_of_long_rows_restart_a_stream_per_row() {
+        // 8 rows of 64 KiB a block: a page (64 lines) of each.
+        assert_eq!(restarts("1x1x2048x16384", [1, 1, 8, 16384]), 8 * 64);
+        // One row a block continues the stream of the row before it.
+        assert_eq!(restarts("1x1x2048x16384", [1, 1, 1, 16384]), 0);
+        // Rows of 8 KiB are within the prefetchers' reach; pieces of rows are `scattered_lines`'.
+        assert_eq!(restarts("1x1x2048x2048", [1, 1, 8, 2048]), 0);
+        assert_eq!(restarts("1x1x2048x16384", [1, 1, 2048, 4096]), 0);
     }
 
     #[test]

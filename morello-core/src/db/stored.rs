@@ -120,6 +120,11 @@ pub enum StoredAction {
         /// Where the partial results live.
         partials: StoredTemp,
     },
+    /// `spread` (last, so that the variants before it keep their encoding).
+    Spread {
+        /// Values per tile, and bands.
+        bands: u32,
+    },
 }
 
 /// A layout's physical dimensions `(logical dimension, kind, strip)` (kind 0 dynamic, 1
@@ -174,6 +179,7 @@ impl StoredAction {
                 vector_size: *vector_size,
                 dtype: Named(*dtype),
             },
+            Action::Spread { bands } => StoredAction::Spread { bands: *bands },
             Action::ToAccum => StoredAction::ToAccum,
             Action::Select(k) => StoredAction::Select(Named(*k)),
             Action::Bufferize { index, dest } => StoredAction::Bufferize { index: *index as u8, dest: temp(dest) },
@@ -213,6 +219,7 @@ impl StoredAction {
                 };
                 Action::Move { operand, level: level.0, layout, vector_size: *vector_size, dtype: dtype.0 }
             }
+            StoredAction::Spread { bands } => Action::Spread { bands: *bands },
             StoredAction::ToAccum => Action::ToAccum,
             StoredAction::Select(k) => Action::Select(k.0),
             StoredAction::Bufferize { index, dest } => {

@@ -10,7 +10,7 @@
 //! at 33–34 GB/s against 23–24 (`bench/experiments/bf16_conversion.c`).
 
 use super::check::Checker;
-use super::emit::{KernelEmitter, row_stride};
+use super::emit::{KernelEmitter, row_stride, stride_along};
 use super::helpers::Helper;
 use super::matmul::matmul_accum;
 use super::{KernelDef, KernelMismatch, L1, any_register_tiles, operand_moves};
@@ -27,9 +27,9 @@ const COLUMNS_PER_LOAD: u32 = 32;
 /// (`bench/experiments/bf16_conversion.c` with its step changed).
 const CHUNK_LOADS: u64 = 4;
 
-/// `out[j] += Σ_r lhs[r] · rhs[r][j]` for a `1×1×k×n` MatmulAccum in L1: the lhs and the
-/// output contiguous, the rhs row-major with each row contiguous (rows may lie any distance
-/// apart), `n` a multiple of 32. A pass over the rows accumulates up to 128 columns in even/odd
+/// `out[j] += Σ_r lhs[r] · rhs[r][j]` for a `1×1×k×n` MatmulAccum in L1: the output
+/// contiguous, the rhs row-major with each row contiguous (rows, and the lhs's values, may lie
+/// any distance apart: the tiles of a spread loop), `n` a multiple of 32. A pass over the rows accumulates up to 128 columns in even/odd
 /// order in registers for the whole loop over `k`.
 pub static MATMUL_LOOP_BF16_EVEN_ODD: KernelDef = KernelDef {
     name: "MatmulLoopBf16EvenOdd",
@@ -60,7 +60,6 @@ fn applies(c: &Checker, target: &Target) -> Result<(), KernelMismatch> {
     c.require(b == 1 && m == 1 && n.is_multiple_of(COLUMNS_PER_LOAD), || {
         format!("it needs a 1×1×k×n Spec with n a multiple of {COLUMNS_PER_LOAD}, not {b}×{m}×{k}×{n}")
     })?;
-    c.contiguous(0)?;
     c.contiguous(2)?;
     let rhs = c.op(1);
     c.require(
@@ -85,6 +84,8 @@ struct Shared {
     first_row: String,
     /// Elements from one rhs row to the next.
     stride: String,
+    /// Elements from one lhs value to the next.
+    lhs_stride: String,
     /// The mask keeping the upper half of each 32-bit lane.
     high: String,
     /// Lane orders interleaving even and odd columns into the first and second 16.
@@ -101,6 +102,7 @@ fn emit(spec: &LogicalSpec, out: &mut dyn KernelEmitter) {
     let first_row = out.address(1);
     out.open("{".to_owned());
     let stride = row_stride(1, 1, k, out);
+    let lhs_stride = stride_along(0, 2, 1, k, out);
     let high = out.fresh("high");
     out.line(format!("const __m512i {high} = _mm512_set1_epi32((int)0xffff0000u);"));
     // Lane l of the first half takes column l of the 32: even column l/2 (index l/2) or odd
@@ -111,7 +113,7 @@ fn emit(spec: &LogicalSpec, out: &mut dyn KernelEmitter) {
         out.line(format!("const __m512i {name} = _mm512_setr_epi32({});", lanes.join(", ")));
         name
     });
-    let shared = Shared { widen, lhs, output, first_row, stride, high, halves, k };
+    let shared = Shared { widen, lhs, output, first_row, stride, lhs_stride, high, halves, k };
     let (chunks, rest) = (loads / CHUNK_LOADS, loads % CHUNK_LOADS);
     let chunk_columns = CHUNK_LOADS * u64::from(COLUMNS_PER_LOAD);
     match chunks {
@@ -133,7 +135,7 @@ fn emit(spec: &LogicalSpec, out: &mut dyn KernelEmitter) {
 /// Columns `first..first + 32·loads` of the output (`first` a C expression): all `k` rows into
 /// even and odd accumulators, then added to the output.
 fn emit_chunk(shared: &Shared, first: &str, loads: u64, out: &mut dyn KernelEmitter) {
-    let Shared { widen, lhs, output, first_row, stride, high, halves, k } = shared;
+    let Shared { widen, lhs, output, first_row, stride, lhs_stride, high, halves, k } = shared;
     out.open("{".to_owned());
     let even: Vec<String> = (0..loads).map(|_| out.fresh("even")).collect();
     let odd: Vec<String> = (0..loads).map(|_| out.fresh("odd")).collect();
@@ -141,7 +143,7 @@ fn emit_chunk(shared: &Shared, first: &str, loads: u64, out: &mut dyn KernelEmit
     out.line(format!("__m512 {};", zeroed.join(", ")));
     let (r, s, row) = (out.fresh("r"), out.fresh("s"), out.fresh("row"));
     out.open(format!("for (int64_t {r} = 0; {r} < {k}; {r}++) {{"));
-    out.line(format!("const __m512 {s} = _mm512_set1_ps({widen}({lhs}[{r}]));"));
+    out.line(format!("const __m512 {s} = _mm512_set1_ps({widen}({lhs}[{r} * {lhs_stride}]));"));
     out.line(format!("const __auto_type {row} = {first_row} + {r} * {stride} + {first};"));
     for (j, (e, o)) in even.iter().zip(&odd).enumerate() {
         let x = out.fresh("x");

@@ -129,8 +129,17 @@ pub(super) fn widen_bf16(v: &str, lanes: u32, first: u32, count: u32, out: &mut 
 /// kernels that read rows which need not be adjacent index them with it. Zero when `rows` holds
 /// a single step.
 pub(super) fn row_stride(i: usize, step: u32, rows: u64, out: &mut dyn KernelEmitter) -> String {
+    stride_along(i, 1, step, rows, out)
+}
+
+/// Declares a C `int64_t` holding the elements from one step of `step` values along dimension
+/// `dim` of operand `i` (a rank-3 Matmul operand in memory, `extent` values along `dim`) to the
+/// next, and returns its name. Zero when `extent` holds a single step.
+pub(super) fn stride_along(i: usize, dim: usize, step: u32, extent: u64, out: &mut dyn KernelEmitter) -> String {
     let first = out.address(i);
-    let next = if rows > u64::from(step) { out.element_address(i, &[0, u64::from(step), 0]) } else { first.clone() };
+    let mut coord = [0; 3];
+    coord[dim] = u64::from(step);
+    let next = if extent > u64::from(step) { out.element_address(i, &coord) } else { first.clone() };
     let stride = out.fresh("stride");
     out.line(format!("const int64_t {stride} = {next} - {first};"));
     stride

@@ -63,7 +63,13 @@ pub(super) fn apply(spec: &Spec, tile: &[u32], parallel: bool, target: &Target) 
             .collect();
         boundaries.push(Boundary { dims, body: Impl::leaf(region_spec(spec, prim, &region, target)?) });
     }
-    Ok(ImplNode::Loop(LoopNode { tile: tile.into(), parallel, body: Box::new(Impl::leaf(body)), boundaries }))
+    Ok(ImplNode::Loop(LoopNode {
+        tile: tile.into(),
+        parallel,
+        spread: false,
+        body: Box::new(Impl::leaf(body)),
+        boundaries,
+    }))
 }
 
 /// A parallel loop needs a Spec that may use threads, operands in memory (registers belong to
@@ -83,7 +89,7 @@ fn check_parallel(spec: &Spec, prim: Primitive, tile: &[u32]) -> Result<(), Rewr
 }
 
 /// The Spec of a region of `spec` with the given extents, operands tiled accordingly.
-fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
+pub(super) fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
     let mut operands = Operands::new();
     for (i, t) in spec.operands().iter().enumerate() {
         let shape = prim.operand_shape(i, region);

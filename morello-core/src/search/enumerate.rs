@@ -13,7 +13,8 @@
 //! * Moves of each operand to every reachable level: in every dimension order, with at most one
 //!   packed strip of a vector width (or of 2, for bf16 pairs); vector registers in every
 //!   dimension order and vector width; inputs also widened to every lossless upcast dtype.
-//! * The primitive-specific rewrites: spatial split of ConvAccum, broadcast-first for
+//! * The primitive-specific rewrites: spatial split of ConvAccum, spread loops over the
+//!   contraction dimension of a MatmulAccum whose dense rhs has rows that stream, broadcast-first for
 //!   DivideVecScalar, both softmax decompositions, max-and-denominator, max-and-unscaled, the
 //!   parallel split of long online softmax rows, and bufferize at every stage of a Compose.
 //!   Their temporaries go to every level where they fit, row-major, in every vector width.
@@ -95,6 +96,7 @@ fn decompositions(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<A
     };
     match prim {
         Primitive::Conv { accum: true } => out.push(Action::SpatialSplit),
+        Primitive::Matmul { accum: true } => spreads(spec, target, out),
         Primitive::DivideVecScalar { .. } => {
             for dest in temp_destinations(spec.shape(), spec.operand(1).dtype(), target) {
                 out.push(Action::BroadcastFirst { dest });
@@ -130,6 +132,25 @@ fn decompositions(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<A
             }
         }
         _ => {}
+    }
+}
+
+/// Spread loops over the contraction dimension of a MatmulAccum whose rhs is a dense matrix in
+/// global memory with rows that stream well (the only Specs where the cost model tells a spread
+/// loop from a plain one: `cost::restarted_lines`): power-of-two numbers of bands.
+fn spreads(spec: &Spec, target: &Target, out: &mut Vec<Action>) {
+    let rhs = spec.operand(1);
+    let &[.., k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
+    let row_bytes = u64::from(n) * u64::from(rhs.dtype().size_bytes());
+    if rhs.level() != Level::GL || !rhs.is_contiguous() || row_bytes < u64::from(target.streams.stream_bytes) {
+        return;
+    }
+    let mut bands = 2;
+    while bands < k {
+        if k.is_multiple_of(bands) {
+            out.push(Action::Spread { bands });
+        }
+        bands *= 2;
     }
 }
 

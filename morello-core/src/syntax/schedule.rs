@@ -98,6 +98,11 @@ pub enum StepKind {
         /// The reduction tile size.
         k: (u32, Span),
     },
+    /// `spread(bands)`.
+    Spread {
+        /// Values per tile along the contraction dimension, and bands.
+        bands: (u32, Span),
+    },
     /// `move_param(i, LEVEL[, layout][, vN][, dtype])`.
     MoveParam {
         /// Operand index.
@@ -168,9 +173,10 @@ pub enum StepKind {
 /// Kernel names used in the paper, and what they are called here.
 const PAPER_KERNEL_NAMES: [(&str, &str); 2] = [("VectorMove", "VectorAssign"), ("ValueMove", "ValueAssign")];
 
-const STEP_NAMES: [&str; 15] = [
+const STEP_NAMES: [&str; 16] = [
     "tile",
     "split",
+    "spread",
     "move_param",
     "to_accum",
     "select",
@@ -264,6 +270,12 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
             let k = parse_u32(input, "the reduction tile size")?;
             ensure_empty(input)?;
             Ok(StepKind::Split { k })
+        })
+        .parse2(args),
+        "spread" => (|input: ParseStream| {
+            let bands = parse_u32(input, "the number of bands")?;
+            ensure_empty(input)?;
+            Ok(StepKind::Spread { bands })
         })
         .parse2(args),
         "move_param" => (|input: ParseStream| {
@@ -481,6 +493,7 @@ impl fmt::Display for Step {
                 write!(f, "tile([{}]{});", s.join(", "), if parallel.is_some() { ", parallel" } else { "" })
             }
             StepKind::Split { k } => write!(f, "split({});", k.0),
+            StepKind::Spread { bands } => write!(f, "spread({});", bands.0),
             StepKind::MoveParam { operand, dest } => write!(f, "move_param({}, {dest});", operand.0),
             StepKind::ToAccum => f.write_str("to_accum;"),
             StepKind::Select { kernel } => write!(f, "select({});", kernel.0),

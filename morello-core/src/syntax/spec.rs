@@ -228,6 +228,7 @@ fn spec_error(
                     None => syn::Error::new_spanned(&op.tokens, e),
                 },
                 TensorSpecError::MissingVectorSize => op.level.error(e),
+                TensorSpecError::SpreadNeedsPlainDimension { .. } => syn::Error::new_spanned(&op.tokens, e),
                 TensorSpecError::PagedWithoutRuns { .. } => match &op.paged {
                     Some(p) => p.error(e),
                     None => syn::Error::new_spanned(&op.tokens, e),

@@ -105,6 +105,10 @@ fn apply_step(partial: PartialImpl, step: &Step) -> StepResult {
             ScheduleError::Rewrite(_) => (e, At::Span(k.1)),
             _ => at_name(e),
         }),
+        StepKind::Spread { bands } => partial.spread(bands.0).map_err(|e| match e {
+            ScheduleError::Rewrite(RewriteError::Shape { .. }) => (e, At::Span(bands.1)),
+            _ => at_name(e),
+        }),
         StepKind::MoveParam { operand, dest } => partial
             .cast(
                 operand.0,
