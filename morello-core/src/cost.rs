@@ -6,12 +6,13 @@
 //!
 //! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
 //! makes the hardware prefetchers miss ([`scattered_lines`]), and, unless it is a spread loop,
-//! for the first page of each long row it starts anew ([`restarted_lines`]); global memory costs L2's weight
-//! inside a Spec whose data fits in L2, which pays memory's weight once ([`l2_fill`]; a loop
-//! over such Specs, once per tile of each operand it moves to: [`loop_l2_fill`]); and a
-//! hardware cache fill of such data into L1, which copies nothing, pays only the time L2 takes
-//! to deliver its lines ([`crate::target::L2Cache::fill_line_cost`]), where a copy pays L2's
-//! full weight (and double for a tile that is not contiguous, which a fill does not).
+//! for the first page of each long row it starts anew ([`restarted_lines`]); global memory
+//! costs L2's weight inside a Spec whose data fits in L2, which pays memory's weight once
+//! ([`l2_fill`]; a loop over such Specs, once per tile of each operand it moves to:
+//! [`loop_l2_fill`]); and a hardware cache fill of such data into L1, which copies nothing,
+//! pays only the time L2 takes to deliver its lines
+//! ([`crate::target::L2Cache::fill_line_cost`]), where a copy pays L2's full weight (and
+//! double for a tile that is not contiguous, which a fill does not).
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.

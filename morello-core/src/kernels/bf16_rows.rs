@@ -29,8 +29,8 @@ const CHUNK_LOADS: u64 = 4;
 
 /// `out[j] += Σ_r lhs[r] · rhs[r][j]` for a `1×1×k×n` MatmulAccum in L1: the output
 /// contiguous, the rhs row-major with each row contiguous (rows, and the lhs's values, may lie
-/// any distance apart: the tiles of a spread loop), `n` a multiple of 32. A pass over the rows accumulates up to 128 columns in even/odd
-/// order in registers for the whole loop over `k`.
+/// any distance apart: the tiles of a spread loop), `n` a multiple of 32. A pass over the rows
+/// accumulates up to 128 columns in even/odd order in registers for the whole loop over `k`.
 pub static MATMUL_LOOP_BF16_EVEN_ODD: KernelDef = KernelDef {
     name: "MatmulLoopBf16EvenOdd",
     implements: "MatmulAccum",

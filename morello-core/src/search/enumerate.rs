@@ -14,10 +14,11 @@
 //!   packed strip of a vector width (or of 2, for bf16 pairs); vector registers in every
 //!   dimension order and vector width; inputs also widened to every lossless upcast dtype.
 //! * The primitive-specific rewrites: spatial split of ConvAccum, spread loops over the
-//!   contraction dimension of a MatmulAccum whose dense rhs has rows that stream, broadcast-first for
-//!   DivideVecScalar, both softmax decompositions, max-and-denominator, max-and-unscaled, the
-//!   parallel split of long online softmax rows, and bufferize at every stage of a Compose.
-//!   Their temporaries go to every level where they fit, row-major, in every vector width.
+//!   contraction dimension of a MatmulAccum whose dense rhs has rows that stream,
+//!   broadcast-first for DivideVecScalar, both softmax decompositions, max-and-denominator,
+//!   max-and-unscaled, the parallel split of long online softmax rows, and bufferize at every
+//!   stage of a Compose. Their temporaries go to every level where they fit, row-major, in
+//!   every vector width.
 
 use crate::dtype::Dtype;
 use crate::fxhash::FxHashMap;
