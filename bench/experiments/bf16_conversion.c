@@ -35,6 +35,8 @@
  * with ROWS 4, 16 and 32 instead of 8, 27.5, 25.3 and 22.2. Three runs with evenodd-spread
  * (2026-11-27, a slower phase of the VM): evenodd 27.9 / 27.9 / 28.8, evenodd-spread 37.3 / 35.4
  * / 36.8, panels 36.9 / 37.7 / 37.9: rows taken from 8 bands read as fast as the packed matrix.
+ * With 2 loads of each row a step (-DLOADS=2), two runs: evenodd 31.0 / 31.3, evenodd-spread
+ * 34.7 / 35.6; with 4 rows, so 4 bands (-DROWS=4): evenodd 29.5 / 29.8, evenodd-spread 39.7 / 38.9.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -50,6 +52,9 @@
 #define COPIES 8
 #define ROUNDS 21
 #define PREFETCH 512 /* bf16 elements: 1 KiB */
+#ifndef LOADS
+#define LOADS 4 /* evenodd's 64-byte loads of each row a step (lines of each row a step) */
+#endif
 
 static float widen_one(uint16_t x) {
     uint32_t bits = (uint32_t)x << 16;
@@ -86,9 +91,9 @@ static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch
     const __m512i high_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     memset(c, 0, N * sizeof *c);
     for (int k0 = 0; k0 < K; k0 += ROWS) {
-        for (int j = 0; j < N; j += 128) {
-            __m512 even[4], odd[4];
-            for (int v = 0; v < 4; v++) {
+        for (int j = 0; j < N; j += 32 * LOADS) {
+            __m512 even[LOADS], odd[LOADS];
+            for (int v = 0; v < LOADS; v++) {
                 const __m512 lo = _mm512_load_ps(c + j + 32 * v), hi = _mm512_load_ps(c + j + 32 * v + 16);
                 even[v] = _mm512_permutex2var_ps(lo, evens, hi);
                 odd[v] = _mm512_permutex2var_ps(lo, odds, hi);
@@ -102,13 +107,13 @@ static void evenodd(const uint16_t *a, const uint16_t *b, float *c, int prefetch
                     for (int v = 0; v < 4; v++) _mm_prefetch((const char *)(ahead + 32 * v), _MM_HINT_T0);
                 }
                 const __m512 s = _mm512_set1_ps(widen_one(a[k]));
-                for (int v = 0; v < 4; v++) {
+                for (int v = 0; v < LOADS; v++) {
                     const __m512i x = _mm512_load_si512((const void *)(row + 32 * v));
                     even[v] = _mm512_fmadd_ps(s, _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), even[v]);
                     odd[v] = _mm512_fmadd_ps(s, _mm512_castsi512_ps(_mm512_and_si512(x, high)), odd[v]);
                 }
             }
-            for (int v = 0; v < 4; v++) {
+            for (int v = 0; v < LOADS; v++) {
                 _mm512_store_ps(c + j + 32 * v, _mm512_permutex2var_ps(even[v], low_half, odd[v]));
                 _mm512_store_ps(c + j + 32 * v + 16, _mm512_permutex2var_ps(even[v], high_half, odd[v]));
             }

@@ -11,7 +11,7 @@ use morello_core::imp::{Impl, ImplNode};
 use morello_core::schedule::PartialImpl;
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
-use morello_core::target::X86_AVX512;
+use morello_core::target::{X86_AVX2, X86_AVX512};
 
 /// The band count of the first spread loop in `imp`, if any.
 fn spread_bands(imp: &Impl) -> Option<u32> {
@@ -39,6 +39,16 @@ fn the_search_spreads_vector_matrix_products_over_long_rows() {
         assert!(spread_bands(&imp).is_some(), "{text}: no spread loop in\n{imp}");
         common::check_impl(&imp, &X86_AVX512);
     }
+}
+
+#[test]
+fn the_avx2_target_spreads_over_at_most_four_bands() {
+    // Its kernels read 8 bands more slowly than 8 consecutive rows (`search::enumerate`).
+    let spec = Spec::parse_for("Matmul(1x1x64x8192, (bf16, GL), (bf16, GL), (f32, GL), serial)", &X86_AVX2).unwrap();
+    let imp = Synthesizer::new(&X86_AVX2).synthesize(&spec).unwrap();
+    let bands = spread_bands(&imp).unwrap_or_else(|| panic!("no spread loop in\n{imp}"));
+    assert!(bands <= 4, "{bands} bands in\n{imp}");
+    common::check_impl(&imp, &X86_AVX2);
 }
 
 #[test]

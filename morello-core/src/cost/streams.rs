@@ -72,14 +72,16 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
 
 /// The cache lines of `spec`'s global-memory operands that one iteration of a loop over `tile`
 /// reads while the prefetcher starts streams afresh: a page's worth of lines of each long row
-/// of a tile that holds several whole rows.
+/// of a tile of whole rows, unless the tile is a single row that follows on from the last.
 ///
 /// A loop whose tiles hold several whole rows that each stream well (a block of rows of a
 /// row-major matrix, as a vector-matrix product reads its matrix) has its body read them side
 /// by side, as every kernel over several rows does, so every iteration starts as many streams,
 /// at rows the previous iteration did not continue into; the prefetcher needs a page or so of
-/// each before it runs ahead. A spread loop (`crate::imp::LoopNode::spread`) continues each of
-/// its streams into the next row of its band instead, and pays nothing here. On the Zen 5 VM the
+/// each before it runs ahead. A tile of one row starts one, unless the rows are adjacent (the
+/// stream then runs on from the previous row). A spread loop (`crate::imp::LoopNode::spread`)
+/// continues each of its streams into the next row of its band instead, and pays nothing
+/// here. On the Zen 5 VM the
 /// bf16 vector-matrix product 1×2048×16384 read 8 consecutive rows at a time at 31–33 GFLOP/s
 /// and 8 rows from 8 bands at 36 (`bench/experiments/bf16_conversion.c`).
 pub fn restarted_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
@@ -104,8 +106,10 @@ pub fn restarted_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
         let Some(&row) = cut.last() else { continue };
         let rows: u64 = cut[..cut.len() - 1].iter().map(|&e| u64::from(e)).product();
         let row_bytes = u64::from(row) * u64::from(operand.dtype().size_bytes());
-        if row == whole && rows > 1 && row_bytes >= u64::from(stream_bytes) {
-            lines += rows * row_bytes.min(u64::from(page_bytes)).div_ceil(line);
+        let adjacent_rows = layout.contig() >= 2;
+        let started = if rows == 1 && adjacent_rows { 0 } else { rows };
+        if row == whole && row_bytes >= u64::from(stream_bytes) {
+            lines += started * row_bytes.min(u64::from(page_bytes)).div_ceil(line);
         }
     }
     lines
@@ -231,8 +235,12 @@ mod tests {
     fn blocks_of_long_rows_restart_a_stream_per_row() {
         // 8 rows of 64 KiB a block: a page (64 lines) of each.
         assert_eq!(restarts("1x1x2048x16384", [1, 1, 8, 16384]), 8 * 64);
-        // One row a block continues the stream of the row before it.
+        // One row a block continues the stream of the row before it, when the rows are adjacent;
+        // rows of a strip lie apart, and each starts a stream.
         assert_eq!(restarts("1x1x2048x16384", [1, 1, 1, 16384]), 0);
+        let strip = "Matmul(1x1x2048x4096, (f32, GL), (f32, GL, row_major, c1), (f32, GL), serial)";
+        let strip = Spec::parse_for(strip, &X86_AVX512).unwrap();
+        assert_eq!(restarted_lines(&strip, &[1, 1, 1, 4096], &X86_AVX512), 64);
         // Rows of 8 KiB are within the prefetchers' reach; pieces of rows are `scattered_lines`'.
         assert_eq!(restarts("1x1x2048x2048", [1, 1, 8, 2048]), 0);
         assert_eq!(restarts("1x1x2048x16384", [1, 1, 2048, 4096]), 0);
