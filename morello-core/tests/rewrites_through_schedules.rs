@@ -146,7 +146,7 @@ fn relayout_and_upcasting_moves() {
 
 /// Spread loops take one row of `b` (and one value of each row of `a`) from each band of `k`:
 /// with several rows of `a`, a column-major `b` (the rows are then its columns), a spread loop
-/// inside a tile of `k`, and a tile of `k` inside a spread loop.
+/// inside a tile of `k`, a tile of `k` inside a spread loop, and batches.
 #[test]
 fn spread_loops_read_one_row_from_each_band() {
     for (spec, schedule) in [
@@ -161,6 +161,7 @@ fn spread_loops_read_one_row_from_each_band() {
             "Matmul(1x2x32x16, (f32, GL), (f32, GL), (f32, GL))",
             "to_accum; spread(8); tile([1, 2, 2, 16]); synthesize_all;",
         ),
+        ("Matmul(3x2x8x8, (f32, GL), (f32, GL), (f32, GL))", "to_accum; spread(2); synthesize_all;"),
     ] {
         let imp = check_everywhere(spec, schedule);
         assert!(contains(&imp, &|node| matches!(&node.node, ImplNode::Loop(l) if l.spread)), "{schedule}:\n{imp}");
