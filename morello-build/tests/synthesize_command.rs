@@ -65,6 +65,19 @@ fn synthesize_fills_the_database_for_offline_builds() {
         check_against_reference(&kernel, spec.logical(), &CCompiler::gcc(), target).unwrap();
     }
 
+    // `--explain` writes the implementation with every node's cost, to a file or to stdout.
+    let tree = morello_core::cost::cost_tree(&imp, target).unwrap();
+    assert!(tree.lines().next().unwrap().ends_with(&format!("[cost {fresh_cost}, 100.0%]")), "{tree}");
+    let (ok, stdout, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--explain", "-"]);
+    assert!(ok && stdout.contains(&tree), "{stderr}\n{stdout}");
+    let explained = dir.join("costs.txt");
+    let explained_path = explained.to_str().unwrap();
+    let (ok, _, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--explain", explained_path]);
+    assert!(ok, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&explained).unwrap(), tree);
+
     // Bad input is reported with what to fix, and the file is left alone.
     let before = std::fs::read(&path).unwrap();
     let (ok, _, stderr) =

@@ -25,9 +25,11 @@
 
 mod l2;
 mod streams;
+mod tree;
 
 pub use l2::{held_in_l2, l2_fill, loop_l2_fill};
 pub use streams::{restarted_lines, scattered_lines};
+pub use tree::cost_tree;
 
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--db FILE] [--emit-c FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! ```
 //!
@@ -17,7 +17,9 @@
 //! `morello_core::search::SearchSpace`); results go to the file build scripts use with
 //! `MORELLO_SEARCH_SPACE=fixed-output-layouts`. With `--emit-c FILE`, the kernel's C (exported
 //! as `kernel`, with its implementation in the opening comment) is also written to `FILE`, to
-//! read or to time outside a crate.
+//! read or to time outside a crate. With `--explain FILE` (`-` for standard output), the
+//! implementation is written as a tree with the cost the model gives every node and its share
+//! of the whole (`morello_core::cost::cost_tree`): where the cost goes, to compare schedules.
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
 //! `<target>.fixed-output-layouts.morellodb`, `<target>.slack<P>.fixed-output-layouts.morellodb`)
@@ -39,7 +41,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--db FILE] [--emit-c FILE]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--db FILE] [--emit-c FILE] [--explain FILE|-]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]";
 
 fn main() -> ExitCode {
@@ -57,7 +59,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
-        "synthesize" => &["target", "spec", "deadline", "slack", "space", "threads", "db", "emit-c"],
+        "synthesize" => &["target", "spec", "deadline", "slack", "space", "threads", "db", "emit-c", "explain"],
         "stats" => &["target", "slack", "space", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
@@ -166,6 +168,15 @@ fn synthesize(
         let kernel = morello_core::codegen::emit_c(&imp, EMITTED_SYMBOL, target).map_err(|e| e.to_string())?;
         std::fs::write(c_file, kernel.source).map_err(|e| format!("writing {c_file}: {e}"))?;
         println!("C of the kernel `{EMITTED_SYMBOL}` written to {c_file}");
+    }
+    if let Some(explain) = options.get("explain") {
+        let tree = morello_core::cost::cost_tree(&imp, target).expect("a synthesized implementation is complete");
+        if explain == "-" {
+            print!("{tree}");
+        } else {
+            std::fs::write(explain, tree).map_err(|e| format!("writing {explain}: {e}"))?;
+            println!("costs of the implementation's nodes written to {explain}");
+        }
     }
     print_stats(&db, path);
     Ok(())
