@@ -100,7 +100,7 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
             Cost { main: k.cost(spec.logical(), target), peak, depth }
         }
         ImplNode::Loop(l) => {
-            let trips: u64 = spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product();
+            let trips = l.full_tiles(spec.shape());
             let restarted = if l.spread { 0 } else { streams::restarted_lines(spec, &l.tile, target) };
             let unprefetched = streams::scattered_lines(spec, &l.tile, target)
                 .saturating_add(restarted)

@@ -69,6 +69,13 @@ pub struct LoopNode {
     pub boundaries: Vec<Boundary>,
 }
 
+impl LoopNode {
+    /// How many times the main body runs in a loop over a Spec of `shape`: the full tiles.
+    pub fn full_tiles(&self, shape: &[u32]) -> u64 {
+        shape.iter().zip(&self.tile).map(|(&s, &t)| u64::from(s / t)).product()
+    }
+}
+
 /// One remainder region of a [`LoopNode`].
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct Boundary {

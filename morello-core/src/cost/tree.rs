@@ -42,7 +42,7 @@ fn annotate(imp: &Impl, target: &Target, depth: usize, runs: u64, lines: &mut Ve
     lines.push(Line { depth, description: imp.describe_node(), cost: 0, runs });
     // A loop runs its main body once per full tile; every other child runs once per run.
     let body_runs = match &imp.node {
-        ImplNode::Loop(l) => imp.spec.shape().iter().zip(&l.tile).map(|(&s, &t)| u64::from(s / t)).product(),
+        ImplNode::Loop(l) => l.full_tiles(imp.spec.shape()),
         _ => 1,
     };
     let mut children = Vec::new();

@@ -1,7 +1,6 @@
 //! The spread rewrite: a loop over the contraction dimension of a MatmulAccum whose tiles take
 //! one row from each of several bands ([`crate::imp::LoopNode::spread`]).
 
-use super::tile::region_spec;
 use super::{RewriteError, operand_name};
 use crate::imp::{Impl, ImplNode, LoopNode};
 use crate::primitive::Primitive;
@@ -30,13 +29,13 @@ pub(super) fn apply(spec: &Spec, bands: u32, target: &Target) -> Result<ImplNode
     }
     let mut tile: Shape = shape.into();
     tile[K] = bands;
-    // The plain tile's Spec, then the lhs and rhs tiles spread along k.
-    let plain = region_spec(spec, prim, &tile, target)?;
+    // The operands `k` indexes (the lhs and rhs) are spread along it; the loop leaves the output
+    // whole.
     let mut operands = Operands::new();
     for (i, t) in spec.operands().iter().enumerate() {
         let tile_shape = prim.operand_shape(i, &tile);
         let Some(dim) = prim.operand_dims(i, shape.len()).iter().position(|e| e.uses(K as u8)) else {
-            operands.push(plain.operand(i).clone());
+            operands.push(t.clone());
             continue;
         };
         let spread =

@@ -157,8 +157,9 @@ fn spreads(spec: &Spec, target: &Target, out: &mut Vec<Action>) {
     if rhs.level() != Level::GL || !rhs.is_contiguous() || row_bytes < u64::from(target.streams.stream_bytes) {
         return;
     }
+    let most = max_spread_bands(target);
     let mut bands = 2;
-    while bands < k && bands <= max_spread_bands(target) {
+    while bands < k && bands <= most {
         if k.is_multiple_of(bands) {
             out.push(Action::Spread { bands });
         }

@@ -21,12 +21,10 @@ impl TensorSpec {
         let logical = dim as u8;
         let whole_dims = self.0.layout.dims();
         let mine: Vec<usize> = (0..whole_dims.len()).filter(|&i| whole_dims[i].logical == logical).collect();
-        let &[position] = mine.as_slice() else {
-            return Err(TensorSpecError::SpreadNeedsPlainDimension { dim, layout: self.0.layout.to_string() });
+        let position = match mine.as_slice() {
+            &[p] if whole_dims[p].kind == PhysKind::Dynamic && !self.0.level.is_register_file() => p,
+            _ => return Err(TensorSpecError::SpreadNeedsPlainDimension { dim, layout: self.0.layout.to_string() }),
         };
-        if self.0.level.is_register_file() || whole_dims[position].kind != PhysKind::Dynamic {
-            return Err(TensorSpecError::SpreadNeedsPlainDimension { dim, layout: self.0.layout.to_string() });
-        }
         let plain = self.0.layout.tile(&self.0.shape, tile_shape)?;
         let tile_dims = plain.dims();
         let n = tile_dims.len();
@@ -45,7 +43,7 @@ impl TensorSpec {
             let bytes = stride * u64::from(band) * u64::from(self.0.dtype.size_bytes());
             bytes.is_multiple_of(u64::from(target.streams.page_bytes))
         } else {
-            self.tile(tile_shape, target)?.paged()
+            self.tile_is_paged(tile_shape, &plain, target)?
         };
         Ok(intern(TensorData { paged, ..self.with_shape_and_layout(tile_shape, layout) }))
     }
