@@ -111,3 +111,50 @@ fn synthesize_saves_partial_work_at_its_deadline() {
     assert!(path.is_file(), "what was solved is saved");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn synthesize_costs_a_hand_schedule_and_searches_only_what_it_leaves() {
+    let (dir, path) = scratch_database("schedule");
+    let db = path.to_str().unwrap();
+    let target = &X86_AVX512;
+    let spec = Spec::parse_for(SPEC, target).unwrap();
+    // Two rows at a time, then the search: the steps need not end with `synthesize_all`.
+    let steps = "to_accum; tile([1, 2, 8, 8]);";
+    let (partial, _) = morello_core::syntax::run_schedule(spec.clone(), steps, target).unwrap();
+    let imp = partial.synthesize_all(&mut Synthesizer::new(target)).unwrap();
+    let scheduled_cost = morello_core::cost::impl_cost(&imp, target).unwrap().main;
+    let optimum = {
+        let imp = Synthesizer::new(target).synthesize(&spec).unwrap();
+        morello_core::cost::impl_cost(&imp, target).unwrap().main
+    };
+    assert_ne!(scheduled_cost, optimum, "the schedule is not the search's choice");
+
+    let c_file = dir.join("scheduled.c");
+    let c_path = c_file.to_str().unwrap();
+    let args = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--schedule", steps];
+    let (ok, stdout, stderr) = morello_db(&[&args[..], &["--emit-c", c_path, "--explain", "-"]].concat());
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(&format!("scheduled {spec}: cost {scheduled_cost}")), "{stdout}");
+    let tree = morello_core::cost::cost_tree(&imp, target).unwrap();
+    assert!(stdout.contains(&tree), "{stdout}");
+    assert!(tree.contains("tile 1×2×8×8"), "{tree}");
+    let kernel = morello_core::codegen::emit_c(&imp, "kernel", target).unwrap();
+    assert_eq!(std::fs::read_to_string(&c_file).unwrap(), kernel.source);
+    if cpu_supports(target) {
+        check_against_reference(&kernel, spec.logical(), &CCompiler::gcc(), target).unwrap();
+    }
+
+    // The same steps ending with `synthesize_all` are the same plan.
+    let (ok, stdout, stderr) =
+        morello_db(&[&args[..7], &["--schedule", "to_accum; tile([1, 2, 8, 8]); synthesize_all;"]].concat());
+    assert!(ok && stdout.contains(&format!("cost {scheduled_cost}")), "{stderr}\n{stdout}");
+
+    // Steps that do not parse, or do not apply, are reported before the file is touched.
+    let before = std::fs::read(&path).unwrap();
+    let (ok, _, stderr) = morello_db(&[&args[..7], &["--schedule", "tile([1, 2, 8, 8]) oops"]].concat());
+    assert!(!ok && stderr.contains("--schedule: the schedule does not parse"), "{stderr}");
+    let (ok, _, stderr) = morello_db(&[&args[..7], &["--schedule", "tile([1, 16, 8, 8]);"]].concat());
+    assert!(!ok && stderr.contains("--schedule: tile size 16 along m is larger"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--db FILE] [--emit-c FILE] [--explain FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! ```
 //!
@@ -20,6 +20,11 @@
 //! read or to time outside a crate. With `--explain FILE` (`-` for standard output), the
 //! implementation is written as a tree with the cost the model gives every node and its share
 //! of the whole (`morello_core::cost::cost_tree`): where the cost goes, to compare schedules.
+//! With `--schedule "<steps>"` (the `schedule!` language, e.g. `"tile([1, 256, 256, 256]);
+//! synthesize_all;"`), the Spec is implemented by those steps and the search implements only
+//! the Specs they leave, whether or not the steps end with `synthesize_all`: the cost, C and
+//! tree are the schedule's: what the model makes of a hand plan, to set beside the search's
+//! optimum (the same command without `--schedule`).
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
 //! `<target>.fixed-output-layouts.morellodb`, `<target>.slack<P>.fixed-output-layouts.morellodb`)
@@ -33,6 +38,7 @@ use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
 use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
+use morello_core::syntax::run_schedule;
 use morello_core::target::{Target, TargetId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,7 +47,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--db FILE] [--emit-c FILE] [--explain FILE|-]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]";
 
 fn main() -> ExitCode {
@@ -59,7 +65,9 @@ fn run(args: Vec<String>) -> Result<(), String> {
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
-        "synthesize" => &["target", "spec", "deadline", "slack", "space", "threads", "db", "emit-c", "explain"],
+        "synthesize" => {
+            &["target", "spec", "deadline", "slack", "space", "threads", "schedule", "db", "emit-c", "explain"]
+        }
         "stats" => &["target", "slack", "space", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
@@ -129,6 +137,10 @@ fn synthesize(
 ) -> Result<(), String> {
     let text = options.get("spec").ok_or_else(|| format!("synthesize needs --spec \"<Spec>\"\n{USAGE}"))?;
     let spec = Spec::parse_for(text, target).map_err(|e| format!("--spec: {e}"))?;
+    let scheduled = match options.get("schedule") {
+        Some(steps) => Some(run_schedule(spec.clone(), steps, target).map_err(|e| format!("--schedule: {e}"))?.0),
+        None => None,
+    };
     let (db, report) = file::load(path, target);
     if let LoadReport::Rebuilt(reason) = report {
         eprintln!("ignoring {}: {reason}; it will be rebuilt", path.display());
@@ -150,7 +162,10 @@ fn synthesize(
         synth.threads(),
         path.display()
     );
-    let result = with_heartbeat(|| synth.synthesize(&spec));
+    let result = with_heartbeat(|| match &scheduled {
+        Some(partial) => partial.clone().synthesize_all(&mut synth).map_err(|e| e.to_string()),
+        None => synth.synthesize(&spec).map_err(|e| e.to_string()),
+    });
     let stats = synth.stats();
     eprintln!(
         "searched {} Specs ({} answered by the database) in {:.1} s",
@@ -163,7 +178,8 @@ fn synthesize(
     let imp = result
         .map_err(|e| format!("{e}; what was solved is saved in {}, and a rerun resumes from it", path.display()))?;
     let cost = morello_core::cost::impl_cost(&imp, target).expect("a synthesized implementation is complete").main;
-    println!("synthesized {spec}: cost {cost}");
+    let how = if scheduled.is_some() { "scheduled" } else { "synthesized" };
+    println!("{how} {spec}: cost {cost}");
     if let Some(c_file) = options.get("emit-c") {
         let kernel = morello_core::codegen::emit_c(&imp, EMITTED_SYMBOL, target).map_err(|e| e.to_string())?;
         std::fs::write(c_file, kernel.source).map_err(|e| format!("writing {c_file}: {e}"))?;
