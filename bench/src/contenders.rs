@@ -31,6 +31,8 @@ const SYNTHESIZED_NARROWED_PANELS: &str = "Morello (synthesized, b in panels, na
 const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
+/// Label of kernels scheduled by hand down to the register tile, packing `a` and `b` inside.
+const PACKED: &str = "Morello (a and b packed in the kernel by hand)";
 /// The same with a parallel loop over bands of rows.
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
@@ -81,6 +83,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
                 (BLOCKED, kernels::gemm1024_blocked, false),
+                (PACKED, kernels::gemm1024_packed, false),
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
@@ -93,6 +96,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
                 (BLOCKED, kernels::gemm2048_blocked, false),
+                (PACKED, kernels::gemm2048_packed, false),
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],

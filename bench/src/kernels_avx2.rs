@@ -44,6 +44,43 @@ morello::kernel! {
         synthesize_all;
     }
 
+    /// `c = a · b`, 1024×1024×1024 f32, hand-scheduled like `gemm2048_packed` below (the same
+    /// copies and register tiles, for each 256×512 block of `b`).
+    #[target(avx2)]
+    pub fn gemm1024_packed(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1024, 256, 512]);
+        move_param(1, GL, [2, 1, 2 p16]);
+        tile([1, 128, 256, 512]);
+        move_param(0, GL);
+        tile([1, 128, 128, 16]);
+        tile([1, 6, 128, 16]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile**: for each
+    /// 256×512 block of `b` (in the searched kernel's order), the kernel copies the block into
+    /// panels of 16 columns, then for each 128×256 block of `a` copies it into 128 rows of 1 KiB,
+    /// and runs 6-row register tiles over 128 values of `k` at a time. The search implements the
+    /// copies and the register tiles. The AVX-512 kernel of the same plan (panels of 64) is
+    /// measured in `bench/README.md`; this one was checked against the reference, not timed on
+    /// an AVX2 machine.
+    #[target(avx2)]
+    pub fn gemm2048_packed(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 2048, 1024, 2048]);
+        tile([1, 2048, 1024, 512]);
+        tile([1, 2048, 256, 512]);
+        move_param(1, GL, [2, 1, 2 p16]);
+        tile([1, 128, 256, 512]);
+        move_param(0, GL);
+        tile([1, 128, 128, 16]);
+        tile([1, 6, 128, 16]);
+        synthesize_all;
+    }
+
     /// `c = a · b`, 1024×1024×1024 f32 on several threads, partly hand-scheduled: a parallel
     /// loop over 256-row bands, then `gemm1024_blocked`'s 256³ blocks.
     #[target(avx2)]

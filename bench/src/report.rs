@@ -83,7 +83,9 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
         .filter_map(|r| r.result.as_ref().ok())
         .map(|m| gflops(w, m))
         .fold(0.0, f64::max);
-    println!("  {:<44} {:>9} {:>9} {:>7} {:>9} {:>6}", "implementation", "GFLOP/s", "best", "%", "vs peer", "cpu");
+    // The name column fits the longest name, so every row's figures line up.
+    let width = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0).max(44);
+    println!("  {:<width$} {:>9} {:>9} {:>7} {:>9} {:>6}", "implementation", "GFLOP/s", "best", "%", "vs peer", "cpu");
     for row in rows {
         match &row.result {
             Ok(m) => {
@@ -92,17 +94,17 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
                 // No peer ran (none implements the workload on this CPU): no ratio.
                 let ratio = if best_peer > 0.0 { format!("{:.2}x", g / best_peer) } else { "-".to_owned() };
                 println!(
-                    "  {:<44} {g:>9.1} {best:>9.1} {:>6.1}% {ratio:>9} {:>6.2}",
+                    "  {:<width$} {g:>9.1} {best:>9.1} {:>6.1}% {ratio:>9} {:>6.2}",
                     row.name,
                     100.0 * g / ceiling,
                     m.cpu_share
                 );
             }
-            Err(e) => println!("  {:<44} WRONG OUTPUT: {e}", row.name),
+            Err(e) => println!("  {:<width$} WRONG OUTPUT: {e}", row.name),
         }
     }
     if !has_morello {
-        println!("  {:<44} no synthesized kernel for this shape (see bench/README.md)", "Morello");
+        println!("  {:<width$} no synthesized kernel for this shape (see bench/README.md)", "Morello");
     }
     println!("  (% is {ceiling_name}; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)");
 }
