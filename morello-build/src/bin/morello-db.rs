@@ -22,8 +22,8 @@
 //! of the whole (`morello_core::cost::cost_tree`): where the cost goes, to compare schedules.
 //! With `--schedule "<steps>"` (the `schedule!` language, e.g. `"tile([1, 256, 256, 256]);
 //! synthesize_all;"`), the Spec is implemented by those steps and the search implements only
-//! the Specs they leave, whether or not the steps end with `synthesize_all`: the cost, C and
-//! tree are the schedule's: what the model makes of a hand plan, to set beside the search's
+//! the Specs they leave, whether or not the steps end with `synthesize_all`. The cost, C and
+//! tree are then the schedule's, to set what the model makes of a hand plan beside the search's
 //! optimum (the same command without `--schedule`).
 //!
 //! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
@@ -162,8 +162,9 @@ fn synthesize(
         synth.threads(),
         path.display()
     );
-    let result = with_heartbeat(|| match &scheduled {
-        Some(partial) => partial.clone().synthesize_all(&mut synth).map_err(|e| e.to_string()),
+    let how = if scheduled.is_some() { "scheduled" } else { "synthesized" };
+    let result = with_heartbeat(|| match scheduled {
+        Some(partial) => partial.synthesize_all(&mut synth).map_err(|e| e.to_string()),
         None => synth.synthesize(&spec).map_err(|e| e.to_string()),
     });
     let stats = synth.stats();
@@ -178,7 +179,6 @@ fn synthesize(
     let imp = result
         .map_err(|e| format!("{e}; what was solved is saved in {}, and a rerun resumes from it", path.display()))?;
     let cost = morello_core::cost::impl_cost(&imp, target).expect("a synthesized implementation is complete").main;
-    let how = if scheduled.is_some() { "scheduled" } else { "synthesized" };
     println!("{how} {spec}: cost {cost}");
     if let Some(c_file) = options.get("emit-c") {
         let kernel = morello_core::codegen::emit_c(&imp, EMITTED_SYMBOL, target).map_err(|e| e.to_string())?;
