@@ -66,7 +66,7 @@ morello::kernel! {
     /// and runs 6-row register tiles over 128 values of `k` at a time. The search implements the
     /// copies and the register tiles. The cost model ranks this plan 22% above the searched one
     /// (it charges each row of `b` the 128-deep tiles read as a fill from L2); on the Zen 5 VM
-    /// it ran 9% faster (`bench/README.md`, "What the search misses at 1024³ and 2048³").
+    /// it ran 9–11% faster (`bench/README.md`, "What the search misses at 1024³ and 2048³").
     #[target(avx512)]
     pub fn gemm2048_packed(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {

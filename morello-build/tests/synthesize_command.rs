@@ -131,8 +131,9 @@ fn synthesize_costs_a_hand_schedule_and_searches_only_what_it_leaves() {
 
     let c_file = dir.join("scheduled.c");
     let c_path = c_file.to_str().unwrap();
-    let args = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--schedule", steps];
-    let (ok, stdout, stderr) = morello_db(&[&args[..], &["--emit-c", c_path, "--explain", "-"]].concat());
+    let command = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC];
+    let with_steps = |steps: &str, more: &[&str]| morello_db(&[&command[..], &["--schedule", steps], more].concat());
+    let (ok, stdout, stderr) = with_steps(steps, &["--emit-c", c_path, "--explain", "-"]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains(&format!("scheduled {spec}: cost {scheduled_cost}")), "{stdout}");
     let tree = morello_core::cost::cost_tree(&imp, target).unwrap();
@@ -145,15 +146,14 @@ fn synthesize_costs_a_hand_schedule_and_searches_only_what_it_leaves() {
     }
 
     // The same steps ending with `synthesize_all` are the same plan.
-    let (ok, stdout, stderr) =
-        morello_db(&[&args[..7], &["--schedule", "to_accum; tile([1, 2, 8, 8]); synthesize_all;"]].concat());
+    let (ok, stdout, stderr) = with_steps("to_accum; tile([1, 2, 8, 8]); synthesize_all;", &[]);
     assert!(ok && stdout.contains(&format!("cost {scheduled_cost}")), "{stderr}\n{stdout}");
 
     // Steps that do not parse, or do not apply, are reported before the file is touched.
     let before = std::fs::read(&path).unwrap();
-    let (ok, _, stderr) = morello_db(&[&args[..7], &["--schedule", "tile([1, 2, 8, 8]) oops"]].concat());
+    let (ok, _, stderr) = with_steps("tile([1, 2, 8, 8]) oops", &[]);
     assert!(!ok && stderr.contains("--schedule: the schedule does not parse"), "{stderr}");
-    let (ok, _, stderr) = morello_db(&[&args[..7], &["--schedule", "tile([1, 16, 8, 8]);"]].concat());
+    let (ok, _, stderr) = with_steps("tile([1, 16, 8, 8]);", &[]);
     assert!(!ok && stderr.contains("--schedule: tile size 16 along m is larger"), "{stderr}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);

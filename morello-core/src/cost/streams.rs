@@ -81,9 +81,9 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
 /// each before it runs ahead. A tile of one row starts one, unless the rows are adjacent (the
 /// stream then runs on from the previous row). A spread loop (`crate::imp::LoopNode::spread`)
 /// continues each of its streams into the next row of its band instead, and pays nothing
-/// here. On the Zen 5 VM the
-/// bf16 vector-matrix product 1×2048×16384 read 8 consecutive rows at a time at 31–33 GFLOP/s
-/// and 8 rows from 8 bands at 36 (`bench/experiments/bf16_conversion.c`).
+/// here. On the Zen 5 VM the bf16 vector-matrix product 1×2048×16384 read 8 consecutive rows
+/// at a time at 31–33 GFLOP/s and 8 rows from 8 bands at 36
+/// (`bench/experiments/bf16_conversion.c`).
 pub fn restarted_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
     let Some(prim) = spec.primitive() else { return 0 };
     let StreamCost { page_bytes, stream_bytes, .. } = target.streams;
