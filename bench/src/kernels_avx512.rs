@@ -64,9 +64,10 @@ morello::kernel! {
     /// 256×512 block of `b` (in the searched kernel's order), the kernel copies the block into
     /// panels of 64 columns, then for each 128×256 block of `a` copies it into 128 rows of 1 KiB,
     /// and runs 6-row register tiles over 128 values of `k` at a time. The search implements the
-    /// copies and the register tiles. The cost model ranks this plan 22% above the searched one
-    /// (it charges each row of `b` the 128-deep tiles read as a fill from L2); on the Zen 5 VM
-    /// it ran 9–11% faster (`bench/README.md`, "What the search misses at 1024³ and 2048³").
+    /// copies and the register tiles. With a 32 KiB L1 the cost model ranked this plan 22%
+    /// above the searched one, which it ran 9–11% faster than on the Zen 5 VM; with the
+    /// target's 48 KiB the search also chooses 128-deep register tiles, and the two ran at the
+    /// same speed (`bench/README.md`, "A 48 KiB L1 for the AVX-512 target").
     #[target(avx512)]
     pub fn gemm2048_packed(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {

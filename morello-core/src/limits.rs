@@ -1,9 +1,10 @@
 //! Per-level memory limits and peak memory usage (paper §2.4.4).
 //!
 //! Both are vectors of bytes, one entry per [`Level`]. For register files the byte counts are
-//! whole registers times the register size; for L1 and GL, limits are powers of two (or zero):
-//! tightening a limit subtracts what a new buffer consumes and snaps down to a power of two,
-//! and peaks are rounded up to a power of two. That pairing is what makes a decision found at
+//! whole registers times the register size; for L1 and GL, limits are powers of two, zero, or
+//! the level's whole capacity (which need not be a power of two: 48 KiB L1 caches are common):
+//! tightening a limit subtracts what a new buffer consumes and snaps down to one of those
+//! values, and peaks are rounded up to one. That pairing is what makes a decision found at
 //! limit `L` valid at every limit between its peak and `L`.
 
 use crate::level::{LEVEL_COUNT, Level};
@@ -31,22 +32,27 @@ pub enum LimitsError {
         /// The register size.
         register_bytes: u32,
     },
-    /// An L1 or GL limit is not a power of two.
-    #[error("the {level} limit {bytes} must be a power of two (or 0); try {suggestion}")]
-    NotPowerOfTwo {
+    /// An L1 or GL limit is neither a power of two nor the level's capacity.
+    #[error(
+        "the {level} limit {bytes} must be a power of two, 0 or the level's capacity ({capacity}); try {suggestion}"
+    )]
+    NotPermitted {
         /// The level.
         level: Level,
         /// The limit given.
         bytes: u64,
-        /// The nearest power of two below.
+        /// The level's capacity on the target.
+        capacity: u64,
+        /// The nearest permitted limit below.
         suggestion: u64,
     },
 }
 
 impl MemoryLimits {
-    /// Validates byte limits for `target`. Limits above the target's capacity are allowed (a
-    /// Spec may be written for a larger machine); synthesis and schedules use the capacity
-    /// instead (see [`MemoryLimits::clamped_to`]).
+    /// Validates byte limits for `target`. Limits above an addressed level's capacity are
+    /// allowed, whatever their value (a Spec may be written for a larger machine, such as an
+    /// AVX-512 Spec's 48 KiB of L1 read for AVX2's 32 KiB); synthesis and schedules use what
+    /// the target has instead (see [`MemoryLimits::clamped_to`]).
     pub fn new(bytes: [u64; LEVEL_COUNT], target: &Target) -> Result<Self, LimitsError> {
         for level in Level::ALL {
             let b = bytes[level.index()];
@@ -59,16 +65,30 @@ impl MemoryLimits {
                         register_bytes: info.register_bytes,
                     });
                 }
-            } else if b != 0 && !b.is_power_of_two() {
-                return Err(LimitsError::NotPowerOfTwo { level, bytes: b, suggestion: snap_down(b) });
+            } else if b < info.capacity_bytes && snap_down_within(b, info.capacity_bytes) != b {
+                return Err(LimitsError::NotPermitted {
+                    level,
+                    bytes: b,
+                    capacity: info.capacity_bytes,
+                    suggestion: snap_down_within(b, info.capacity_bytes),
+                });
             }
         }
         Ok(MemoryLimits(bytes))
     }
 
-    /// These limits, lowered to what `target` has at each level.
+    /// These limits, lowered to what `target` has at each level and to a limit it permits
+    /// there: whole registers, and a power of two or the capacity at addressed levels (limits
+    /// validated for another target need not be either).
     pub fn clamped_to(&self, target: &Target) -> MemoryLimits {
-        self.min_per_level(&target.max_limits())
+        MemoryLimits(std::array::from_fn(|i| {
+            let info = target.level(Level::ALL[i]);
+            let bytes = self.0[i].min(info.capacity_bytes);
+            match u64::from(info.register_bytes) {
+                0 => snap_down_within(bytes, info.capacity_bytes),
+                register => bytes - bytes % register,
+            }
+        }))
     }
 
     /// Wraps byte values without validation (for targets' own tables and peaks).
@@ -92,12 +112,14 @@ impl MemoryLimits {
     }
 
     /// Limits after allocating `bytes` at `level`: register files subtract exactly, addressed
-    /// levels subtract and snap down to a power of two. `None` when it does not fit.
+    /// levels subtract and snap down to a permitted limit ([`snap_down_within`]). `None` when
+    /// it does not fit.
     pub fn allocate(&self, level: Level, bytes: u64, target: &Target) -> Option<MemoryLimits> {
         let available = self.get(level);
         let left = available.checked_sub(bytes)?;
         let mut out = *self;
-        out.0[level.index()] = if target.level(level).register_bytes > 0 { left } else { snap_down(left) };
+        let info = target.level(level);
+        out.0[level.index()] = if info.register_bytes > 0 { left } else { snap_down_within(left, info.capacity_bytes) };
         Some(out)
     }
 
@@ -117,11 +139,12 @@ impl MemoryLimits {
     }
 
     /// Peak usage of `own` bytes at `level` held while a child peaking at `self` runs:
-    /// added, with addressed levels rounded up to a power of two.
+    /// added, with addressed levels rounded up to a permitted limit ([`snap_up_within`]).
     pub fn plus_allocation(&self, level: Level, own: u64, target: &Target) -> MemoryUsage {
         let mut out = *self;
         let sum = out.0[level.index()] + own;
-        out.0[level.index()] = if target.level(level).register_bytes > 0 { sum } else { snap_up(sum) };
+        let info = target.level(level);
+        out.0[level.index()] = if info.register_bytes > 0 { sum } else { snap_up_within(sum, info.capacity_bytes) };
         out
     }
 
@@ -141,6 +164,24 @@ pub fn snap_up(x: u64) -> u64 {
     if x == 0 { 0 } else { x.next_power_of_two() }
 }
 
+/// Largest permitted limit `<= x` at an addressed level of `capacity` bytes: a power of two,
+/// 0, or the capacity itself once `x` reaches it.
+pub fn snap_down_within(x: u64, capacity: u64) -> u64 {
+    if x >= capacity { snap_down(x).max(capacity) } else { snap_down(x) }
+}
+
+/// Smallest permitted limit `>= x` at an addressed level of `capacity` bytes (see
+/// [`snap_down_within`]).
+pub fn snap_up_within(x: u64, capacity: u64) -> u64 {
+    if x <= capacity { snap_up(x).min(capacity) } else { snap_up(x) }
+}
+
+/// Smallest permitted limit above `x` at an addressed level of `capacity` bytes: the limits
+/// `L` with `snap_down_within(L, capacity) <= x` are those below it.
+pub fn next_limit_above(x: u64, capacity: u64) -> u64 {
+    snap_up_within(snap_down_within(x, capacity).saturating_add(1), capacity)
+}
+
 impl fmt::Display for MemoryLimits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{}, {}, {}, {}]", self.0[0], self.0[1], self.0[2], self.0[3])
@@ -150,7 +191,7 @@ impl fmt::Display for MemoryLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::X86_AVX2;
+    use crate::target::{X86_AVX2, X86_AVX512};
 
     #[test]
     fn allocation_snaps_addressed_levels_down() {
@@ -166,12 +207,48 @@ mod tests {
     fn validation_names_the_problem() {
         assert!(matches!(
             MemoryLimits::new([64, 512, 30000, 1 << 30], &X86_AVX2),
-            Err(LimitsError::NotPowerOfTwo { suggestion: 16384, .. })
+            Err(LimitsError::NotPermitted { suggestion: 16384, .. })
         ));
         assert!(matches!(
             MemoryLimits::new([63, 512, 32768, 1 << 30], &X86_AVX2),
             Err(LimitsError::NotWholeRegisters { .. })
         ));
         assert!(MemoryLimits::new([64, 512, 32768, 1 << 30], &X86_AVX2).is_ok());
+    }
+
+    #[test]
+    fn limits_written_for_another_target_are_clamped_to_permitted_ones() {
+        // AVX-512's largest limits read for AVX2: above its capacity, so allowed, and clamped.
+        let avx512 = X86_AVX512.max_limits();
+        assert_eq!(avx512.get(Level::L1), 48 * 1024);
+        let read = MemoryLimits::new(avx512.bytes(), &X86_AVX2).expect("above AVX2's capacity");
+        assert_eq!(read.clamped_to(&X86_AVX2), X86_AVX2.max_limits());
+        // Under AVX-512's capacity, a limit AVX2 permits but AVX-512 does not snaps down.
+        let odd = MemoryLimits::new([64, 96, 40 * 1024, 1 << 30], &X86_AVX2).expect("above AVX2's capacity");
+        assert_eq!(odd.clamped_to(&X86_AVX512).bytes(), [64, 64, 32 * 1024, 1 << 30]);
+        assert_eq!(X86_AVX512.max_limits().clamped_to(&X86_AVX512), X86_AVX512.max_limits());
+    }
+
+    #[test]
+    fn a_capacity_that_is_not_a_power_of_two_is_a_permitted_limit() {
+        const KIB: u64 = 1024;
+        let capacity = 48 * KIB;
+        assert_eq!(snap_down_within(48 * KIB, capacity), 48 * KIB);
+        assert_eq!(snap_down_within(47 * KIB, capacity), 32 * KIB);
+        assert_eq!(snap_down_within(80 * KIB, capacity), 64 * KIB, "above the capacity: powers of two");
+        assert_eq!(snap_up_within(33 * KIB, capacity), 48 * KIB);
+        assert_eq!(snap_up_within(32 * KIB, capacity), 32 * KIB);
+        assert_eq!(snap_up_within(49 * KIB, capacity), 64 * KIB);
+        assert_eq!((snap_down_within(0, capacity), snap_up_within(0, capacity)), (0, 0));
+        assert_eq!(next_limit_above(0, capacity), 1);
+        assert_eq!(next_limit_above(20 * KIB, capacity), 32 * KIB);
+        assert_eq!(next_limit_above(40 * KIB, capacity), 48 * KIB);
+        assert_eq!(next_limit_above(48 * KIB, capacity), 64 * KIB);
+        assert_eq!(next_limit_above(16 * KIB, 32 * KIB), 32 * KIB, "a power-of-two capacity: doubling");
+        // Every limit below `next_limit_above(x)` snaps down to at most `x`, and that one does not.
+        for x in (0..100 * KIB).step_by(512) {
+            let next = next_limit_above(x, capacity);
+            assert!(snap_down_within(next - 1, capacity) <= x && snap_down_within(next, capacity) > x, "{x}");
+        }
     }
 }

@@ -84,7 +84,7 @@ use crate::cost::{Cost, node_cost};
 use crate::db::Database;
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
-use crate::limits::{MemoryLimits, snap_down};
+use crate::limits::{MemoryLimits, next_limit_above, snap_up_within};
 use crate::rewrite::{Action, RewriteError};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
@@ -742,7 +742,7 @@ impl Synthesizer {
         let (mut level, mut needed) = (level, needed);
         for _ in 0..Level::ALL.len() {
             let info = self.target.level(level);
-            let minimal = if info.register_bytes > 0 { needed } else { needed.next_power_of_two() };
+            let minimal = if info.register_bytes > 0 { needed } else { snap_up_within(needed, info.capacity_bytes) };
             if minimal > info.capacity_bytes {
                 return None;
             }
@@ -876,13 +876,12 @@ fn include_child_horizon(horizon: &mut MemoryLimits, parent: &ImplNode, child_ho
         let own = own[level.index()];
         let parent_bound = match own {
             own if own > 0 && h != u64::MAX => {
-                if target.level(level).register_bytes > 0 {
+                let info = target.level(level);
+                if info.register_bytes > 0 {
                     h.saturating_add(own)
-                } else if h == 0 {
-                    own
                 } else {
-                    // snap_down(L - own) <= h  <=>  L - own < 2 * snap_down(h)
-                    own.saturating_add(2 * snap_down(h) - 1)
+                    // snap_down_within(L - own) <= h  <=>  L - own < next_limit_above(h)
+                    own.saturating_add(next_limit_above(h, info.capacity_bytes) - 1)
                 }
             }
             _ => h,

@@ -19,10 +19,11 @@ use morello_core::target::{Target, X86_AVX2, X86_AVX512};
 /// The matrix layouts, each for the 32×512 matrix of the Specs below.
 const LAYOUTS: [&str; 3] = ["[1, 2, 1 p2]", "[2, 1, 2 p256, 1 p2]", "[2, 1, 2 p16, 1 p2]"];
 
-fn vecmat(layout: &str, serial: bool) -> Spec {
+/// The vector-matrix product with the matrix in `layout`, at `target`'s largest memory limits.
+fn vecmat(layout: &str, serial: bool, target: &Target) -> Spec {
     let serial = if serial { ", serial" } else { "" };
     let text = format!("Matmul(1x1x32x512, (bf16, GL), (bf16, GL, {layout}), (f32, GL){serial})");
-    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    Spec::parse_for(&text, target).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 fn synthesized(spec: &Spec, target: &'static Target) -> Impl {
@@ -48,7 +49,7 @@ fn repacks_matrix(imp: &Impl) -> bool {
 #[test]
 fn prepacked_matrices_are_read_with_pair_dot_products_on_avx512() {
     for layout in LAYOUTS {
-        let spec = vecmat(layout, true);
+        let spec = vecmat(layout, true, &X86_AVX512);
         let imp = synthesized(&spec, &X86_AVX512);
         let source = emit_c(&imp, "k", &X86_AVX512).unwrap().source;
         assert!(source.contains("_mm512_dpbf16_ps"), "{spec}: no vdpbf16ps in\n{source}");
@@ -60,7 +61,7 @@ fn prepacked_matrices_are_read_with_pair_dot_products_on_avx512() {
 #[test]
 fn prepacked_matrices_agree_with_the_reference_on_avx2() {
     for layout in LAYOUTS {
-        common::check_impl(&synthesized(&vecmat(layout, true), &X86_AVX2), &X86_AVX2);
+        common::check_impl(&synthesized(&vecmat(layout, true, &X86_AVX2), &X86_AVX2), &X86_AVX2);
     }
 }
 
@@ -70,7 +71,7 @@ fn prepacked_matrices_in_parallel_loops_agree_with_the_reference() {
     // (whole panels of 256), the rest searched.
     for target in [&X86_AVX512, &X86_AVX2] {
         let mut synth = Synthesizer::new(target);
-        let imp = PartialImpl::new(vecmat(LAYOUTS[1], false), target)
+        let imp = PartialImpl::new(vecmat(LAYOUTS[1], false, target), target)
             .to_accum()
             .and_then(|p| p.parallel_tile(&[1, 1, 32, 256]))
             .and_then(|p| p.synthesize_all(&mut synth))

@@ -167,7 +167,7 @@ fn errors_name_the_problem_and_point_at_the_token() {
         (
             "(Move(4x4, (f32, GL), (f32, GL)), [64, 512, 30000, 1073741824])",
             "30000",
-            "the L1 limit 30000 must be a power of two (or 0); try 16384",
+            "the L1 limit 30000 must be a power of two, 0 or the level's capacity (32768); try 16384",
         ),
         ("Move(4x4, (f32, RF, col_major), (f32, GL))", "col_major", "RF tensors have no layout; remove it"),
         (

@@ -9,7 +9,8 @@
 //!    without vectors) and its contiguity deficit (physical dimensions minus contiguous
 //!    ones, so that tiling a dimension down to 1 does not move the point);
 //! 3. per memory level, the limit: a register count for register files, the bit length of
-//!    the byte limit (`0` for none, `k + 1` for `2^k`) for L1 and global memory.
+//!    the byte limit (`0` for none, `k + 1` for `2^k`) for L1 and global memory, and for a
+//!    capacity that is not a power of two, one more than the bit length of the powers below it.
 //!
 //! A Spec with a dimension that is not a power of two, or with more coordinates than a point
 //! holds, moves its shape (and, if still needed, its operand codes) into the table key; its
@@ -148,9 +149,16 @@ pub fn limit_coordinate(level: Level, bytes: u64, target: &Target) -> u32 {
     let bytes = bytes.min(info.capacity_bytes);
     if info.register_bytes > 0 {
         (bytes / u64::from(info.register_bytes)) as u32
+    } else if bytes == info.capacity_bytes && !bytes.is_power_of_two() {
+        bit_length(bytes) + 1
     } else {
-        u64::BITS - bytes.leading_zeros()
+        bit_length(bytes)
     }
+}
+
+/// Bits needed to write `bytes`: `k + 1` for `2^k`, 0 for 0.
+fn bit_length(bytes: u64) -> u32 {
+    u64::BITS - bytes.leading_zeros()
 }
 
 /// The byte limit at coordinate `c` of `level` (the inverse of [`limit_coordinate`] on valid
@@ -161,6 +169,8 @@ pub fn limit_bytes(level: Level, c: u32, target: &Target) -> u64 {
         u64::from(c) * u64::from(info.register_bytes)
     } else if c == 0 {
         0
+    } else if c > bit_length(info.capacity_bytes) {
+        info.capacity_bytes
     } else {
         1 << (c - 1)
     }

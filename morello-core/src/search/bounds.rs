@@ -215,7 +215,7 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 ///
 /// Such an implementation allocates along one path `k` nested buffers at `level` (moves or
 /// pipeline temporaries) whose consumptions `c_i` (whole lines) satisfy `peak <= Σ 2^i·c_i`,
-/// since each allocation rounds the peak up to a power of two; so
+/// since each allocation at most doubles the peak when rounding it up to a permitted limit; so
 /// `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation costs at least its lines times the
 /// level's weight (a move also pays for its source; a temporary only for itself); in global
 /// memory, the weight of a line held in L2, the lesser.

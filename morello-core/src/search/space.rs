@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn only_global_memory_moves_of_written_operands_are_left_out() {
         // Not held in L1 (`crate::residency`), so it has every rewrite.
-        let spec: Spec = "Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL), serial)".parse().unwrap();
+        let spec: Spec = "Matmul(1x128x128x128, (f32, GL), (f32, GL), (f32, GL), serial)".parse().unwrap();
         let all = actions(&spec, &X86_AVX512);
         let kept: Vec<&Action> = all.iter().filter(|a| SearchSpace::FixedOutputLayouts.allows(&spec, a)).collect();
         let left_out: Vec<&Action> = all.iter().filter(|a| !SearchSpace::FixedOutputLayouts.allows(&spec, a)).collect();

@@ -75,7 +75,7 @@ fn parse_limits(input: ParseStream, target: &Target) -> syn::Result<MemoryLimits
     let bytes: [u64; LEVEL_COUNT] = std::array::from_fn(|i| values[i].0);
     MemoryLimits::new(bytes, target).map_err(|e| {
         let level = match &e {
-            LimitsError::NotWholeRegisters { level, .. } | LimitsError::NotPowerOfTwo { level, .. } => *level,
+            LimitsError::NotWholeRegisters { level, .. } | LimitsError::NotPermitted { level, .. } => *level,
         };
         syn::Error::new(values[level.index()].1, e)
     })
