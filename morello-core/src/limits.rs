@@ -65,13 +65,9 @@ impl MemoryLimits {
                         register_bytes: info.register_bytes,
                     });
                 }
-            } else if b < info.capacity_bytes && snap_down_within(b, info.capacity_bytes) != b {
-                return Err(LimitsError::NotPermitted {
-                    level,
-                    bytes: b,
-                    capacity: info.capacity_bytes,
-                    suggestion: snap_down_within(b, info.capacity_bytes),
-                });
+            } else if b < info.capacity_bytes && info.limit_at_most(b) != b {
+                let suggestion = info.limit_at_most(b);
+                return Err(LimitsError::NotPermitted { level, bytes: b, capacity: info.capacity_bytes, suggestion });
             }
         }
         Ok(MemoryLimits(bytes))
@@ -83,11 +79,7 @@ impl MemoryLimits {
     pub fn clamped_to(&self, target: &Target) -> MemoryLimits {
         MemoryLimits(std::array::from_fn(|i| {
             let info = target.level(Level::ALL[i]);
-            let bytes = self.0[i].min(info.capacity_bytes);
-            match u64::from(info.register_bytes) {
-                0 => snap_down_within(bytes, info.capacity_bytes),
-                register => bytes - bytes % register,
-            }
+            info.limit_at_most(self.0[i].min(info.capacity_bytes))
         }))
     }
 
@@ -112,14 +104,14 @@ impl MemoryLimits {
     }
 
     /// Limits after allocating `bytes` at `level`: register files subtract exactly, addressed
-    /// levels subtract and snap down to a permitted limit ([`snap_down_within`]). `None` when
-    /// it does not fit.
+    /// levels subtract and snap down to a permitted limit ([`LevelInfo::limit_at_most`]).
+    /// `None` when it does not fit.
+    ///
+    /// [`LevelInfo::limit_at_most`]: crate::target::LevelInfo::limit_at_most
     pub fn allocate(&self, level: Level, bytes: u64, target: &Target) -> Option<MemoryLimits> {
-        let available = self.get(level);
-        let left = available.checked_sub(bytes)?;
+        let left = self.get(level).checked_sub(bytes)?;
         let mut out = *self;
-        let info = target.level(level);
-        out.0[level.index()] = if info.register_bytes > 0 { left } else { snap_down_within(left, info.capacity_bytes) };
+        out.0[level.index()] = target.level(level).limit_at_most(left);
         Some(out)
     }
 
@@ -139,12 +131,13 @@ impl MemoryLimits {
     }
 
     /// Peak usage of `own` bytes at `level` held while a child peaking at `self` runs:
-    /// added, with addressed levels rounded up to a permitted limit ([`snap_up_within`]).
+    /// added, with addressed levels rounded up to a permitted limit
+    /// ([`LevelInfo::peak_at_least`]).
+    ///
+    /// [`LevelInfo::peak_at_least`]: crate::target::LevelInfo::peak_at_least
     pub fn plus_allocation(&self, level: Level, own: u64, target: &Target) -> MemoryUsage {
         let mut out = *self;
-        let sum = out.0[level.index()] + own;
-        let info = target.level(level);
-        out.0[level.index()] = if info.register_bytes > 0 { sum } else { snap_up_within(sum, info.capacity_bytes) };
+        out.0[level.index()] = target.level(level).peak_at_least(out.0[level.index()] + own);
         out
     }
 

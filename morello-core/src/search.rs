@@ -84,7 +84,7 @@ use crate::cost::{Cost, node_cost};
 use crate::db::Database;
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
-use crate::limits::{MemoryLimits, next_limit_above, snap_up_within};
+use crate::limits::{MemoryLimits, next_limit_above};
 use crate::rewrite::{Action, RewriteError};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
@@ -742,7 +742,7 @@ impl Synthesizer {
         let (mut level, mut needed) = (level, needed);
         for _ in 0..Level::ALL.len() {
             let info = self.target.level(level);
-            let minimal = if info.register_bytes > 0 { needed } else { snap_up_within(needed, info.capacity_bytes) };
+            let minimal = info.peak_at_least(needed);
             if minimal > info.capacity_bytes {
                 return None;
             }

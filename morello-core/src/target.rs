@@ -74,6 +74,25 @@ pub struct LevelInfo {
     pub line_cost: u64,
 }
 
+impl LevelInfo {
+    /// The largest limit this level permits at most `bytes`: whole registers in a register
+    /// file; at an addressed level, a power of two or the capacity
+    /// ([`crate::limits::snap_down_within`]).
+    pub fn limit_at_most(&self, bytes: u64) -> u64 {
+        match u64::from(self.register_bytes) {
+            0 => crate::limits::snap_down_within(bytes, self.capacity_bytes),
+            register => bytes - bytes % register,
+        }
+    }
+
+    /// The smallest peak this level records for `bytes` in use: `bytes` (whole registers) in a
+    /// register file; at an addressed level, a power of two or the capacity
+    /// ([`crate::limits::snap_up_within`]).
+    pub fn peak_at_least(&self, bytes: u64) -> u64 {
+        if self.register_bytes > 0 { bytes } else { crate::limits::snap_up_within(bytes, self.capacity_bytes) }
+    }
+}
+
 /// What a parallel loop costs on top of its bodies (paper §3, parallel loops).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ParallelCost {

@@ -221,3 +221,30 @@ impl fmt::Display for TableKey {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::{X86_AVX2, X86_AVX512};
+
+    #[test]
+    fn limit_coordinates_keep_the_order_of_permitted_limits_and_map_back() {
+        for target in [&X86_AVX512, &X86_AVX2] {
+            let capacity = target.level(Level::L1).capacity_bytes;
+            let mut permitted: Vec<u64> = std::iter::once(0).chain((0..63).map(|k| 1u64 << k)).collect();
+            permitted.retain(|&b| b < capacity);
+            permitted.push(capacity);
+            let coordinates: Vec<u32> = permitted.iter().map(|&b| limit_coordinate(Level::L1, b, target)).collect();
+            assert!(coordinates.windows(2).all(|w| w[0] < w[1]), "{}: {coordinates:?}", target.name);
+            for (&bytes, &c) in permitted.iter().zip(&coordinates) {
+                assert_eq!(limit_bytes(Level::L1, c, target), bytes, "{}", target.name);
+            }
+            // A limit between two permitted ones shares the lower one's coordinate; above the
+            // capacity, the capacity's.
+            let between = capacity - 64;
+            let below = target.level(Level::L1).limit_at_most(between);
+            assert_eq!(limit_coordinate(Level::L1, between, target), limit_coordinate(Level::L1, below, target));
+            assert_eq!(limit_coordinate(Level::L1, 2 * capacity, target), *coordinates.last().unwrap());
+        }
+    }
+}
