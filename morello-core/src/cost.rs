@@ -7,11 +7,12 @@
 //! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
 //! makes the hardware prefetchers miss ([`scattered_lines`]), and, unless it is a spread loop,
 //! for the first page of each long row it starts anew ([`restarted_lines`]); global memory
-//! costs L2's weight inside a Spec whose data fits in L2, which pays memory's weight once
-//! ([`l2_fill`]; a loop over such Specs, once per tile of each operand it moves to:
-//! [`loop_l2_fill`]); and a hardware cache fill of such data into L1, which copies nothing,
-//! pays only the time L2 takes to deliver its lines
-//! ([`crate::target::L2Cache::fill_line_cost`]), where a copy pays L2's full weight (and
+//! costs L2's or L3's weight inside a Spec whose data fits in that cache ([`residency`]), and
+//! each run of such a Spec inside one held further out pays the first reads of its lines from
+//! there ([`cache_fill`]; a loop over such Specs, once per tile of each operand it moves to:
+//! [`loop_cache_fill`]); and a hardware cache fill of such data into L1, which copies nothing,
+//! pays only the time the cache takes to deliver its lines
+//! ([`crate::target::Cache::fill_line_cost`]), where a copy pays the cache's full weight (and
 //! double for a tile that is not contiguous, which a fill does not).
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
@@ -23,11 +24,11 @@
 //! them all into the same few sets. A tile of a 2048-wide matrix is no longer assumed to stay
 //! in L2, so the search copies it into a contiguous buffer first where its reuse pays for that.
 
-mod l2;
+mod caches;
 mod streams;
 mod tree;
 
-pub use l2::{held_in_l2, l2_fill, loop_l2_fill};
+pub use caches::{cache_fill, held_in_l2, loop_cache_fill, residency};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 
@@ -66,19 +67,21 @@ impl PartialOrd for Cost {
 /// The cost of a node of kind `node` implementing `spec`, given its children's costs in
 /// [`Impl::children`] order. `node` must not be an unscheduled leaf.
 pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Target) -> Cost {
-    let held = held_in_l2(spec.logical(), target);
-    let fills = !held && target.l2.is_some();
-    // A serial loop's body pays its fills in `loop_l2_fill`, which knows what iterations reuse.
+    let held = residency(spec.logical(), target);
+    // A serial loop's body pays its fills in `loop_cache_fill`, which knows what iterations
+    // reuse.
     let serial_loop = matches!(node, ImplNode::Loop(l) if !l.parallel);
     let filled: SmallVec<[Cost; 4]>;
+    let fills = held > target.innermost_residency();
     let children = if fills {
-        // Each run of a child held in L2 reads its data from memory once (see `l2`).
+        // Each run of a child held further in reads its data from where this Spec's is once
+        // (see `caches`).
         filled = children
             .iter()
             .zip(node.children())
             .enumerate()
             .map(|(i, (c, imp))| {
-                let fill = if serial_loop && i == 0 { 0 } else { l2_fill(imp.spec.logical(), target) };
+                let fill = if serial_loop && i == 0 { 0 } else { cache_fill(imp.spec.logical(), held, target) };
                 Cost { main: c.main.saturating_add(fill), ..*c }
             })
             .collect();
@@ -115,14 +118,14 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
                     .saturating_add(p.per_iteration.saturating_mul(trips))
             } else {
                 let body = l.body.spec.logical();
-                let fill = if fills { loop_l2_fill(spec.logical(), &l.tile, body, target) } else { 0 };
+                let fill = if fills { loop_cache_fill(spec.logical(), &l.tile, body, held, target) } else { 0 };
                 iteration.saturating_mul(trips).saturating_add(fill)
             };
             Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
         }
         ImplNode::Alloc(a) => {
             let source = spec.operand(a.operand);
-            // A hardware cache fill reads its source at the fill weight (`L2Cache`).
+            // A hardware cache fill reads its source at the fill weight (`Cache`).
             let read = if a.cache_miss { source.fill_cost(target, held) } else { source.move_cost(target, held) };
             let moved = a.tensor.move_cost(target, held) + read;
             let own = a.tensor.consumption(target);

@@ -12,6 +12,10 @@ use crate::level::{LEVEL_COUNT, Level};
 use crate::limits::MemoryLimits;
 use std::fmt;
 
+mod caches;
+
+pub use caches::{Cache, Residency};
+
 /// Identifies a target.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub enum TargetId {
@@ -147,33 +151,6 @@ pub struct StreamCost {
     pub extra_percent: u64,
 }
 
-/// The second-level cache, which the cost model knows only through what data fitting in it
-/// costs (see [`crate::cost::held_in_l2`]).
-///
-/// Programs never address it: a tile of global memory read again while it fits in L2 comes
-/// from there, whatever the program says. On the Zen 4 development VM (1 MiB of L2 per core),
-/// one core reads memory at about 22 GB/s (`bench/run`'s `machine:` line), a line in about 10
-/// cycles at 3.5 GHz, and L2 fills L1 at 32 bytes a cycle (AMD's figure), a line in 2: so a
-/// line read from memory weighs five times a line held in L2 (100 against 20).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct L2Cache {
-    /// How much of a Spec's data (its operands' whole cache lines) L2 holds while the Spec
-    /// runs: a Spec with more is not held.
-    pub capacity_bytes: u64,
-    /// What reading one cache line of global memory costs while it is held in L2.
-    pub line_cost: u64,
-    /// What a hardware cache fill (a move into L1 that emits no code) pays for each line of
-    /// global memory held in L2: the time L2 takes to deliver it, in the kernels' units. The
-    /// fill is not a copy through registers; the core keeps computing while the line arrives.
-    /// L2 delivers 32 bytes a cycle (AMD's figure for Zen 2–4), a line in 2 cycles; a vector
-    /// FMA costs 2 (`BroadcastVecMultAdd`'s 2 per output register), and a Zen 4 core issues
-    /// one 512-bit FMA a cycle (4 per line on AVX-512) or two 256-bit ones (8 per line on
-    /// AVX2), and two scalar ones, each costing 1 (4 per line, portable C). On the Zen 4
-    /// development VM, the 256³ and 2048³ GEMMs searched with it ran 4.5% and 15% faster than
-    /// those searched without it (`bench/README.md`); only the AVX-512 figure was measured.
-    pub fill_line_cost: u64,
-}
-
 /// The prefetchers of the development machines' cores (see [`StreamCost`]); every target uses
 /// them.
 const MEASURED_STREAMS: StreamCost =
@@ -203,7 +180,10 @@ pub struct Target {
     /// What reading memory in too many interleaved short runs costs.
     pub streams: StreamCost,
     /// The second-level cache, if the cost model counts it.
-    pub l2: Option<L2Cache>,
+    pub l2: Option<Cache>,
+    /// The third-level cache, if the cost model counts it: what one core can count on keeping
+    /// of it.
+    pub l3: Option<Cache>,
 }
 
 const fn feature(detect_name: &'static str, compiler_flag: &'static str) -> IsaFeature {
@@ -219,6 +199,12 @@ const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0
 /// model counted L2, against which the kernels' weights were calibrated (on Specs whose data a
 /// benchmark's repeated runs keep in the caches).
 const L2_LINE_COST: u64 = 20;
+/// The L3 every target counts: 16 MiB of it, what one core of the Zen 5 VM (32 MiB of L3
+/// shared by its cores) keeps — there 16 MiB read at 103–105 GB/s, 24 MiB at 79–85 and 4–12
+/// MiB at 110–121 (`bench/experiments/cache_bandwidth.c`; Zen 2 has 16 MiB per 4 cores,
+/// Zen 3–5 32 MiB per 8). A line of it weighs 35 (memory's 100 times 0.55/1.56 ns, the times there) and a
+/// cache fill 9 (AVX-512's L2 fill of 4 times 0.55/0.24).
+const SHARED_L3: Cache = Cache { capacity_bytes: 16 << 20, line_cost: 35, fill_line_cost: 9 };
 
 /// x86-64 with AVX2 and FMA: 16 scalar and 16 vector registers, 32 KiB of L1 modelled.
 pub static X86_AVX2: Target = Target {
@@ -239,7 +225,9 @@ pub static X86_AVX2: Target = Target {
     parallel: ParallelCost { processors: 8, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
     // Zen 2 and Zen 3 have 512 KiB per core.
-    l2: Some(L2Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 8 }),
+    l2: Some(Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 8 }),
+    // A fill from L3 takes L2's time 2.3 times here too.
+    l3: Some(Cache { fill_line_cost: 18, ..SHARED_L3 }),
 };
 
 /// x86-64 with AVX-512 F, BW, VL and BF16: 32 vector registers of 64 bytes, and an L1 hit that
@@ -273,7 +261,8 @@ pub static X86_AVX512: Target = Target {
     parallel: ParallelCost { processors: 16, setup: 850_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
     // Zen 4, Zen 5 and Skylake-SP have 1 MiB per core.
-    l2: Some(L2Cache { capacity_bytes: 1024 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
+    l2: Some(Cache { capacity_bytes: 1024 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
+    l3: Some(SHARED_L3),
 };
 
 /// Scalar C for any machine: no vector registers and no ISA extensions.
@@ -295,7 +284,8 @@ pub static PORTABLE: Target = Target {
     parallel: ParallelCost { processors: 4, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
     // The least of the x86 cores above.
-    l2: Some(L2Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
+    l2: Some(Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
+    l3: Some(SHARED_L3),
 };
 
 impl Target {
@@ -307,41 +297,6 @@ impl Target {
     /// The largest memory limits this target allows.
     pub fn max_limits(&self) -> MemoryLimits {
         MemoryLimits::from_bytes_unchecked(self.levels.map(|l| l.capacity_bytes))
-    }
-
-    /// The weight of a cache line at `level` for a Spec whose data is (`held`) or is not held
-    /// in L2: global memory held there costs L2's weight, everything else its level's.
-    pub fn line_cost(&self, level: Level, held_in_l2: bool) -> u64 {
-        match self.l2 {
-            Some(l2) if held_in_l2 && level == Level::GL => l2.line_cost,
-            _ => self.level(level).line_cost,
-        }
-    }
-
-    /// The weight of a line of global memory that a hardware cache fill reads, in a Spec whose
-    /// data is (`held`) or is not held in L2: [`L2Cache::fill_line_cost`] (at most the held
-    /// weight) where it is held, memory's weight where it is not.
-    pub fn fill_line_cost(&self, held_in_l2: bool) -> u64 {
-        match self.l2 {
-            Some(l2) if held_in_l2 => l2.fill_line_cost.min(l2.line_cost),
-            _ => self.line_cost(Level::GL, held_in_l2),
-        }
-    }
-
-    /// The least weight a line at `level` pays in a Spec whose data is (`held`) or is not held
-    /// in L2, whatever moves it: in global memory, a cache fill's (never more than a copy's).
-    pub fn least_line_cost(&self, level: Level, held_in_l2: bool) -> u64 {
-        match level {
-            Level::GL => self.fill_line_cost(held_in_l2),
-            _ => self.line_cost(level, held_in_l2),
-        }
-    }
-
-    /// What a cache line that a loop makes the prefetchers miss costs on top of its weight, in a
-    /// Spec whose data is (`held`) or is not held in L2: [`StreamCost::extra_percent`] of a line of
-    /// global memory there.
-    pub fn unprefetched_line_cost(&self, held_in_l2: bool) -> u64 {
-        self.line_cost(Level::GL, held_in_l2) * self.streams.extra_percent / 100
     }
 
     /// Vector lane counts available for `dtype_bytes`-sized elements, ascending.

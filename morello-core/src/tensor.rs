@@ -5,7 +5,7 @@ use crate::fxhash::{FxHashMap, FxHashSet, fingerprint};
 use crate::layout::{Layout, LayoutError};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::shape::{Shape, volume};
-use crate::target::Target;
+use crate::target::{Residency, Target};
 use crate::view::ViewMap;
 use std::cell::RefCell;
 use std::fmt;
@@ -322,10 +322,10 @@ impl TensorSpec {
     }
 
     /// The move cost `m(t)` of paper §3: cache lines times the level's weight, doubled when the
-    /// tensor is not contiguous. In global memory, the weight is L2's when the Spec the move
-    /// belongs to is held in L2 (see [`crate::cost::held_in_l2`]).
-    pub fn move_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
-        let weight = target.line_cost(self.0.level, held_in_l2);
+    /// tensor is not contiguous. In global memory, the weight is that of the cache the Spec the
+    /// move belongs to is held in (see [`crate::cost::residency`]).
+    pub fn move_cost(&self, target: &Target, residency: Residency) -> u64 {
+        let weight = target.line_cost(self.0.level, residency);
         if weight == 0 {
             return 0;
         }
@@ -340,8 +340,8 @@ impl TensorSpec {
     /// over short rows. On the Zen 4 development VM, the f32 vector-matrix kernel that fills 8
     /// rows of 512 bytes at a time ran 9.0–9.7 GFLOP/s against 7.6 for the one the doubled
     /// weight chose, which reads one 16 KiB piece of a row at a time (`bench/README.md`).
-    pub fn fill_cost(&self, target: &Target, held_in_l2: bool) -> u64 {
-        self.cache_lines(target) * target.least_line_cost(self.0.level, held_in_l2)
+    pub fn fill_cost(&self, target: &Target, residency: Residency) -> u64 {
+        self.cache_lines(target) * target.least_line_cost(self.0.level, residency)
     }
 
     /// The specification of a `tile_shape` tile of this tensor.
@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(v.consumption(&X86_AVX2), 12 * 32);
         let l1 = t(&[1, 6, 16], Level::L1, None).unwrap();
         assert_eq!(l1.consumption(&X86_AVX2), 6 * 64);
-        assert_eq!(l1.move_cost(&X86_AVX2, false), 12);
+        assert_eq!(l1.move_cost(&X86_AVX2, Residency::Memory), 12);
         assert_eq!(l1.to_string(), "(f32, L1, row_major)");
         assert_eq!(v.to_string(), "(f32, VRF, row_major, v8)");
     }

@@ -4,11 +4,11 @@
 mod common;
 
 use common::limits::{sampled_boxes, solve_small_specs};
-use morello_core::cost::{held_in_l2, impl_cost};
+use morello_core::cost::{impl_cost, residency};
 use morello_core::level::Level;
 use morello_core::search::{Synthesizer, exhaustive};
 use morello_core::spec::Spec;
-use morello_core::target::{L2Cache, StreamCost, Target, X86_AVX2, X86_AVX512};
+use morello_core::target::{Cache, Residency, StreamCost, Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
 
 /// What [`check_on`] found for one Spec.
@@ -135,18 +135,43 @@ fn small_specs_match_exhaustive_search_when_loops_pay_for_streams() {
     assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
 }
 
-/// The L2 term (`morello_core::cost::l2`) keeps synthesis exact: on a copy of AVX2 whose L2
-/// holds 256 bytes (so small Specs are held in L2 and larger ones are not, and the search
-/// crosses that line) and whose L1 holds 64 bytes (so they loop over global memory rather than
-/// being held in L1 whole), synthesis still matches exhaustive search, and the term changes
-/// some optimum against the same copy without an L2.
+/// The cache terms (`morello_core::cost::residency` and the fills) keep synthesis exact: on a
+/// copy of AVX2 whose L2 holds 256 bytes (so small Specs are held in L2 and larger ones are
+/// not, and the search crosses that line) and whose L1 holds 64 bytes (so they loop over
+/// global memory rather than being held in L1 whole), synthesis still matches exhaustive
+/// search, and the term changes some optimum against the same copy without L2 or L3.
 #[test]
 fn small_specs_match_exhaustive_search_across_the_l2_line() {
+    let target = with_caches(Some(256), None);
+    let without = with_caches(None, None);
+    let changed = exact_across_cache_lines(target, without);
+    assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
+}
+
+/// The same with an L3 too: L2 holds 128 bytes and L3 256, so the Specs below are held in
+/// neither, their tiles cross into L3 and then into L2, and first reads telescope across both
+/// lines; the L3 changes some optimum against the same copy without it.
+#[test]
+fn small_specs_match_exhaustive_search_across_the_l2_and_l3_lines() {
+    let target = with_caches(Some(128), Some(256));
+    let without_l3 = with_caches(Some(128), None);
+    let changed = exact_across_cache_lines(target, without_l3);
+    assert!(changed > 0, "the L3 changed no optimum: these Specs do not exercise it");
+}
+
+/// A copy of AVX2 with 64 bytes of L1 and the given L2 and L3 capacities.
+fn with_caches(l2: Option<u64>, l3: Option<u64>) -> &'static Target {
     let mut levels = X86_AVX2.levels;
     levels[Level::L1.index()].capacity_bytes = 64;
-    let without_l2: &'static Target = Box::leak(Box::new(Target { levels, l2: None, ..X86_AVX2 }));
-    let l2 = L2Cache { capacity_bytes: 256, ..X86_AVX2.l2.unwrap() };
-    let target: &'static Target = Box::leak(Box::new(Target { levels, l2: Some(l2), ..X86_AVX2 }));
+    let cache = |capacity_bytes, of: Option<Cache>| of.map(|c| Cache { capacity_bytes, ..c });
+    let l2 = l2.and_then(|c| cache(c, X86_AVX2.l2));
+    let l3 = l3.and_then(|c| cache(c, X86_AVX2.l3));
+    Box::leak(Box::new(Target { levels, l2, l3, ..X86_AVX2 }))
+}
+
+/// Checks synthesis against exhaustive search on `target` for Specs no cache of it holds,
+/// and counts those whose optimum differs on `other`.
+fn exact_across_cache_lines(target: &'static Target, other: &'static Target) -> usize {
     let mut changed = 0;
     for text in [
         "(Move(4x16, (f32, GL), (f32, GL, col_major)), [16, 64, 64, 1024])",
@@ -155,12 +180,12 @@ fn small_specs_match_exhaustive_search_across_the_l2_line() {
         "(MatmulAccum(1x4x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 128, 64, 1024])",
     ] {
         let spec = Spec::parse_for(text, target).unwrap();
-        assert!(!held_in_l2(spec.logical(), target), "{text} is held whole: it does not cross the line");
-        let with_l2 = check_on(text, target).optimum;
-        let without = Synthesizer::new(without_l2).optimal_cost(&spec).map(|c| c.main);
-        changed += usize::from(with_l2 != without);
+        assert_eq!(residency(spec.logical(), target), Residency::Memory, "{text}");
+        let optimum = check_on(text, target).optimum;
+        let elsewhere = Synthesizer::new(other).optimal_cost(&spec).map(|c| c.main);
+        changed += usize::from(optimum != elsewhere);
     }
-    assert!(changed > 0, "the term changed no optimum: these Specs do not exercise it");
+    changed
 }
 
 #[test]

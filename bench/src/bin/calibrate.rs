@@ -12,14 +12,14 @@
 //! CPU without AVX-512.
 
 use morello_core::codegen::{CKernel, emit_c};
-use morello_core::cost::{held_in_l2, impl_cost};
+use morello_core::cost::{impl_cost, residency};
 use morello_core::harness::{CCompiler, ReferenceRun, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
 use morello_core::residency::forced_fill;
 use morello_core::search::{Synthesizer, actions};
 use morello_core::spec::Spec;
-use morello_core::target::{Target, TargetId};
+use morello_core::target::{Cache, Residency, Target, TargetId};
 use std::collections::BTreeSet;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -326,9 +326,9 @@ fn print_report(spec: &Spec, chosen: &[Candidate], times: &[f64], target: &'stat
         println!("{i:>4} {:>12} {t:>12.1}  {}", c.cost, c.decisions);
     }
     let costs: Vec<f64> = chosen.iter().map(|c| c.cost as f64).collect();
-    let held = held_in_l2(spec.logical(), target);
+    let held = residency(spec.logical(), target);
     println!(
-        "Spearman rank correlation, predicted cost vs measured time: {:.3} over {} implementations (the target's weights: L1 {} and GL {} per line)",
+        "Spearman rank correlation, predicted cost vs measured time: {:.3} over {} implementations (the target's weights: L1 {} and GL {} per line, the Spec held in {held:?})",
         spearman(&costs, times),
         chosen.len(),
         target.level(Level::L1).line_cost,
@@ -340,40 +340,49 @@ fn print_report(spec: &Spec, chosen: &[Candidate], times: &[f64], target: &'stat
 /// Line weights tried for L1 and for global memory held in L2 (for a Spec held in L2).
 const L1_WEIGHTS: [u64; 5] = [0, 1, 2, 3, 4];
 const GL_WEIGHTS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 20, 30];
-/// Line weights tried for global memory held in L2 and read from memory (for a Spec that is
-/// not held in L2).
+/// Line weights tried for global memory held in L2 and further out: in L3 (for a Spec held
+/// there) or read from memory (for a Spec no cache holds).
 const HELD_WEIGHTS: [u64; 8] = [2, 4, 6, 8, 12, 16, 20, 30];
+const L3_WEIGHTS: [u64; 8] = [20, 25, 30, 35, 40, 50, 70, 100];
 const MEMORY_WEIGHTS: [u64; 7] = [20, 30, 40, 60, 100, 150, 200];
 
 /// Re-costs every implementation under each pair of line weights (the kernels' own costs
 /// unchanged) and prints the rank correlation each pair achieves: the weights this measurement
-/// supports. For a Spec `held` in L2 the pairs are L1's weight and that of a global-memory
-/// line held in L2 (`morello_core::cost::held_in_l2`), the only global weight its
-/// implementations pay; for one that is not, the weights of a line held in L2 and of one read
-/// from memory (L1's as shipped).
-fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target, held: bool) {
+/// supports. The pairs are the two weights the implementations of a Spec `held` there pay
+/// most: for one held in L2, L1's and that of a global-memory line held in L2
+/// (`morello_core::cost::residency`); for one held in L3, those of a line held in L2 and in
+/// L3; for one no cache holds, those of a line held in L2 and of one read from memory.
+fn fit_weights(chosen: &[Candidate], times: &[f64], target: &'static Target, held: Residency) {
     let with = |row: u64, column: u64| {
         let mut levels = target.levels;
-        let mut l2 = target.l2;
-        if held {
-            levels[Level::L1.index()].line_cost = row;
-            if let Some(l2) = l2.as_mut() {
-                l2.line_cost = column;
-            } else {
+        let (mut l2, mut l3) = (target.l2, target.l3);
+        let set = |cache: &mut Option<Cache>, weight| {
+            if let Some(cache) = cache.as_mut() {
+                cache.line_cost = weight;
+            }
+        };
+        match held {
+            Residency::L2 => {
+                levels[Level::L1.index()].line_cost = row;
+                set(&mut l2, column);
+            }
+            Residency::L3 => {
+                set(&mut l2, row);
+                set(&mut l3, column);
+            }
+            Residency::Memory => {
+                set(&mut l2, row);
                 levels[Level::GL.index()].line_cost = column;
             }
-        } else {
-            if let Some(l2) = l2.as_mut() {
-                l2.line_cost = row;
-            }
-            levels[Level::GL.index()].line_cost = column;
         }
-        Target { levels, l2, ..*target }
+        Target { levels, l2, l3, ..*target }
     };
-    let (rows, columns, row_name, column_name): (&[u64], &[u64], _, _) = if held {
-        (&L1_WEIGHTS, &GL_WEIGHTS, "L1", "GL weight of lines held in L2")
-    } else {
-        (&HELD_WEIGHTS, &MEMORY_WEIGHTS, "GL weight of lines held in L2", "GL weight of lines read from memory")
+    let (rows, columns, row_name, column_name): (&[u64], &[u64], _, _) = match held {
+        Residency::L2 => (&L1_WEIGHTS, &GL_WEIGHTS, "L1", "GL weight of lines held in L2"),
+        Residency::L3 => (&HELD_WEIGHTS, &L3_WEIGHTS, "GL weight of lines held in L2", "GL weight of lines held in L3"),
+        Residency::Memory => {
+            (&HELD_WEIGHTS, &MEMORY_WEIGHTS, "GL weight of lines held in L2", "GL weight of lines read from memory")
+        }
     };
     println!("rank correlation by line weight (rows: {row_name}; columns: {column_name}):");
     print!("{:>8}", "row\\col");

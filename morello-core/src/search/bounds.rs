@@ -9,7 +9,7 @@
 //! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
 //! (see [`move_traffic`]).
 
-use crate::cost::{Cost, held_in_l2, node_cost};
+use crate::cost::{Cost, node_cost, residency};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
@@ -85,16 +85,17 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// the source's cache lines times the level's least weight (`m(t)`, paper §3; a cache fill's
 /// weight in global memory, where that is less: [`Target::least_line_cost`]). Tiles split the
 /// operand, but the lines of the pieces add up to at least the lines of the whole. Global
-/// memory weighs L2's weight (or a cache fill's) in a Spec held in L2; in one that is not, a
-/// move inside a child held in L2 pays at least a cache fill's weight and that child's run the
-/// rest of memory's ([`crate::cost::l2_fill`]), so each line still pays memory's weight.
+/// memory weighs the weight (or a cache fill's) of the cache the Spec is held in, or memory's;
+/// a move inside a child held further in pays at least that cache's fill weight and the
+/// child's run the rest of the Spec's ([`crate::cost::cache_fill`]), so each line still pays
+/// the Spec's least weight.
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
 fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
-    let held = held_in_l2(spec, target);
+    let held = residency(spec, target);
     spec.operands()
         .iter()
         .enumerate()
@@ -168,7 +169,7 @@ fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
 fn move_traffic(spec: &LogicalSpec, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let vector = u64::from(target.widest_vector_bytes());
-    let held = held_in_l2(spec, target);
+    let held = residency(spec, target);
     spec.operands()
         .iter()
         .map(|t| {
@@ -196,9 +197,9 @@ fn memcpy_rate(spec: &LogicalSpec, target: &Target) -> u64 {
 }
 
 /// The smallest weight per cache line among the addressed levels (in global memory, a cache
-/// fill's of data held in L2).
+/// fill's of data held in the innermost cache).
 fn cheapest_memory_weight(target: &Target) -> u64 {
-    [Level::L1, Level::GL].iter().map(|&l| target.least_line_cost(l, true)).min().unwrap_or(0)
+    [Level::L1, Level::GL].iter().map(|&l| target.least_line_cost(l, target.innermost_residency())).min().unwrap_or(0)
 }
 
 /// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
@@ -218,13 +219,13 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 /// since each allocation at most doubles the peak when rounding it up to a permitted limit; so
 /// `Σ c_i >= max(k·line, peak / 2^k)`. Each allocation costs at least its lines times the
 /// level's weight (a move also pays for its source; a temporary only for itself); in global
-/// memory, the weight of a line held in L2, the lesser.
+/// memory, the fill weight of a line held in the innermost cache, the least.
 ///
 /// This relies on a fact of the cost model, checked in debug builds by
 /// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
-    let weight = target.least_line_cost(level, true);
+    let weight = target.least_line_cost(level, target.innermost_residency());
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);
     weight * min_bytes / line
 }

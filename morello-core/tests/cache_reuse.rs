@@ -1,17 +1,17 @@
 //! A serial loop pays for reading its body's data from memory once per tile of each operand it
-//! moves to (`cost::loop_l2_fill`): what consecutive iterations keep stays in L2. So a
+//! moves to (`cost::loop_cache_fill`): what consecutive iterations keep stays in L2. So a
 //! vector-matrix product that walks blocks of whole rows of its matrix reads its output from
 //! memory once, and the search uses that to keep the output in L2 while it streams the matrix.
 
 mod common;
 
-use morello_core::cost::{held_in_l2, impl_cost, l2_fill, loop_l2_fill, restarted_lines};
+use morello_core::cost::{cache_fill, held_in_l2, impl_cost, loop_cache_fill, residency, restarted_lines};
 use morello_core::imp::ImplNode;
 use morello_core::level::Level;
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::syntax::run_schedule;
-use morello_core::target::TargetId;
+use morello_core::target::{Residency, TargetId};
 
 #[test]
 fn blocks_of_whole_rows_fill_the_output_once() {
@@ -31,19 +31,21 @@ fn blocks_of_whole_rows_fill_the_output_once() {
     let rows = found.unwrap_or_else(|| panic!("no loop over blocks of 8 rows in:\n{imp}"));
     let ImplNode::Loop(l) = &rows.node else { unreachable!() };
     let (spec, body) = (rows.spec.logical(), l.body.spec.logical());
-    assert!(held_in_l2(body, target) && !held_in_l2(spec, target));
-    let fill = loop_l2_fill(spec, &l.tile, body, target);
+    assert!(held_in_l2(body, target));
+    assert_eq!(residency(spec, target), Residency::Memory, "64 MiB of `b`");
+    let fill = loop_cache_fill(spec, &l.tile, body, Residency::Memory, target);
     // The 256 blocks each fill 8 rows of `b` and 8 values of `a`; the 64 KiB of `c` once, each
     // line paying memory's weight beyond a held line's.
     let c_lines = 16384 * 4 / 64;
-    let extra = target.level(Level::GL).line_cost - target.least_line_cost(Level::GL, true);
-    assert_eq!(fill, 256 * l2_fill(body, target) - 255 * c_lines * extra);
+    let extra = target.level(Level::GL).line_cost - target.least_line_cost(Level::GL, Residency::L2);
+    assert_eq!(fill, 256 * cache_fill(body, Residency::Memory, target) - 255 * c_lines * extra);
     // Each block starts 8 streams, one per row, that no earlier block led into: a page of each
     // row goes unprefetched (`restarted_lines`; a spread loop would continue its streams).
     // Otherwise the loop costs its iterations and the fills.
     let restarts = restarted_lines(&rows.spec, &l.tile, target);
     assert_eq!(restarts, 8 * 64);
-    let iteration = impl_cost(&l.body, target).unwrap().main + restarts * target.unprefetched_line_cost(false);
+    let iteration =
+        impl_cost(&l.body, target).unwrap().main + restarts * target.unprefetched_line_cost(Residency::Memory);
     assert_eq!(impl_cost(&rows, target).unwrap().main, 256 * iteration + fill);
     common::check_impl(&imp, target);
 }
