@@ -200,10 +200,10 @@ const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0
 /// benchmark's repeated runs keep in the caches).
 const L2_LINE_COST: u64 = 20;
 /// The L3 every target counts: 16 MiB of it, what one core of the Zen 5 VM (32 MiB of L3
-/// shared by its cores) keeps — there 16 MiB read at 103–105 GB/s, 24 MiB at 79–85 and 4–12
-/// MiB at 110–121 (`bench/experiments/cache_bandwidth.c`; Zen 2 has 16 MiB per 4 cores,
-/// Zen 3–5 32 MiB per 8). A line of it weighs 35 (memory's 100 times 0.55/1.56 ns, the times there) and a
-/// cache fill 9 (AVX-512's L2 fill of 4 times 0.55/0.24).
+/// shared by its cores) keeps; there 16 MiB read at 103–105 GB/s, 24 MiB at 79–85 and 4–12 MiB
+/// at 110–121 (`bench/experiments/cache_bandwidth.c`; Zen 2 has 16 MiB per 4 cores, Zen 3–5
+/// 32 MiB per 8). A line of it weighs 35 (memory's 100 times 0.55/1.56 ns, the times there)
+/// and a cache fill 9 (AVX-512's L2 fill of 4 times 0.55/0.24).
 const SHARED_L3: Cache = Cache { capacity_bytes: 16 << 20, line_cost: 35, fill_line_cost: 9 };
 
 /// x86-64 with AVX2 and FMA: 16 scalar and 16 vector registers, 32 KiB of L1 modelled.
