@@ -28,7 +28,7 @@ mod caches;
 mod streams;
 mod tree;
 
-pub use caches::{cache_fill, held_in_l2, loop_cache_fill, residency};
+pub use caches::{cache_fill, loop_cache_fill, residency};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 

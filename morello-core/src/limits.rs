@@ -148,12 +148,12 @@ impl MemoryLimits {
 }
 
 /// Largest power of two `<= x`, or 0.
-pub fn snap_down(x: u64) -> u64 {
+fn snap_down(x: u64) -> u64 {
     if x == 0 { 0 } else { 1 << (63 - x.leading_zeros()) }
 }
 
 /// Smallest power of two `>= x`, or 0.
-pub fn snap_up(x: u64) -> u64 {
+fn snap_up(x: u64) -> u64 {
     if x == 0 { 0 } else { x.next_power_of_two() }
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use morello_core::cost::{cache_fill, held_in_l2, impl_cost, loop_cache_fill, residency, restarted_lines};
+use morello_core::cost::{cache_fill, impl_cost, loop_cache_fill, residency, restarted_lines};
 use morello_core::imp::ImplNode;
 use morello_core::level::Level;
 use morello_core::search::Synthesizer;
@@ -31,7 +31,7 @@ fn blocks_of_whole_rows_fill_the_output_once() {
     let rows = found.unwrap_or_else(|| panic!("no loop over blocks of 8 rows in:\n{imp}"));
     let ImplNode::Loop(l) = &rows.node else { unreachable!() };
     let (spec, body) = (rows.spec.logical(), l.body.spec.logical());
-    assert!(held_in_l2(body, target));
+    assert_eq!(residency(body, target), Residency::L2);
     assert_eq!(residency(spec, target), Residency::Memory, "64 MiB of `b`");
     let fill = loop_cache_fill(spec, &l.tile, body, Residency::Memory, target);
     // The 256 blocks each fill 8 rows of `b` and 8 values of `a`; the 64 KiB of `c` once, each

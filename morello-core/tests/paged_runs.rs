@@ -7,13 +7,13 @@
 
 mod common;
 
-use morello_core::cost::held_in_l2;
+use morello_core::cost::residency;
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::level::Level;
 use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::syntax::run_schedule;
-use morello_core::target::{TargetId, X86_AVX2};
+use morello_core::target::{Residency, TargetId, X86_AVX2};
 use morello_core::tensor::TensorSpec;
 
 fn matrix(text: &str) -> TensorSpec {
@@ -86,7 +86,7 @@ fn a_block_whose_rows_fall_into_the_same_sets_is_not_held_in_l2() {
                 .collect(),
             true,
         );
-        assert_eq!(held_in_l2(&block, t), held, "{width} wide");
+        assert_eq!(residency(&block, t) == Residency::L2, held, "{width} wide");
     }
 }
 

@@ -43,11 +43,6 @@ pub fn residency(spec: &LogicalSpec, target: &Target) -> Residency {
     lines_held(spec, target, |_| 1).map_or(Residency::Memory, |(residency, _)| residency)
 }
 
-/// Whether `spec` is held in L2 ([`residency`]).
-pub fn held_in_l2(spec: &LogicalSpec, target: &Target) -> bool {
-    residency(spec, target) == Residency::L2
-}
-
 /// What one run of `spec` pays, beyond the least its own residency pays per line (a cache
 /// fill's weight, [`Target::fill_line_cost`]), for reading its lines in global memory once
 /// from where a parent of residency `parent` finds them: what such a parent adds for each run
@@ -125,6 +120,10 @@ fn lines_held(spec: &LogicalSpec, target: &Target, reads: impl Fn(usize) -> u64)
             let taken = if t.paged() { t.cache_footprint_lines(capacity, target) } else { lines };
             *held = held.saturating_add(taken * line);
         }
+        // Once no cache can hold it, the rest of the operands cannot change that.
+        if bytes.iter().zip(caches).all(|(&held, capacity)| capacity.is_none_or(|c| held > c)) {
+            return None;
+        }
     }
     if in_memory == 0 {
         return None;
@@ -155,16 +154,17 @@ mod tests {
         // 3 × 256 KiB fit in 1 MiB; 3 × 1 MiB do not, but fit in 16 MiB; 3 × 16 MiB do not.
         let block = logical("Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL))");
         assert_eq!(residency(&block, &X86_AVX512), Residency::L2);
-        assert!(held_in_l2(&block, &X86_AVX512));
         assert_eq!(residency(&block, &X86_AVX2), Residency::L3, "AVX2's L2 is 512 KiB");
-        assert!(held_in_l2(&logical("Matmul(1x128x128x128, (f32, GL), (f32, GL), (f32, GL))"), &PORTABLE));
+        let small = logical("Matmul(1x128x128x128, (f32, GL), (f32, GL), (f32, GL))");
+        assert_eq!(residency(&small, &PORTABLE), Residency::L2);
         let gemm = |n: u32| logical(&format!("Matmul(1x{n}x{n}x{n}, (f32, GL), (f32, GL), (f32, GL))"));
         assert_eq!(residency(&gemm(512), &X86_AVX512), Residency::L3);
         assert_eq!(residency(&gemm(1024), &X86_AVX512), Residency::L3, "12 MiB");
         assert_eq!(residency(&gemm(2048), &X86_AVX512), Residency::Memory, "48 MiB");
         // Operands in L1 count (the caches hold them too), registers do not; nothing in global
         // memory, nothing to hold.
-        assert!(held_in_l2(&logical("Matmul(1x8x8x16, (f32, L1), (f32, GL), (f32, VRF, v16))"), &X86_AVX512));
+        let with_l1 = logical("Matmul(1x8x8x16, (f32, L1), (f32, GL), (f32, VRF, v16))");
+        assert_eq!(residency(&with_l1, &X86_AVX512), Residency::L2);
         let in_l1 = logical("Matmul(1x8x8x8, (f32, L1), (f32, L1), (f32, L1))");
         assert_eq!(residency(&in_l1, &X86_AVX512), Residency::Memory);
         let without_caches = Target { l2: None, l3: None, ..X86_AVX512 };
@@ -213,7 +213,7 @@ mod tests {
         let vecmat = logical("Matmul(1x1x2048x16384, (f32, GL), (f32, GL), (f32, GL))");
         let tile = [1, 1, 8, 16384];
         let body = logical("Matmul(1x1x8x16384, (f32, GL), (f32, GL), (f32, GL))");
-        assert!(held_in_l2(&body, t));
+        assert_eq!(residency(&body, t), Residency::L2);
         assert_eq!(residency(&vecmat, t), Residency::Memory);
         let rows = loop_cache_fill(&vecmat, &tile, &body, Residency::Memory, t);
         assert_eq!(rows, (256 * (8 * 1024 + 1) + 1024) * extra);
