@@ -56,7 +56,7 @@ fn schedule_errors_are_values_at_run_time() {
         tile([1, 2, 2, 4]);
     })
     .unwrap_err();
-    assert!(err.to_string().contains("apply `to_accum` first"), "{err}");
+    assert!(err.to_string().contains("apply `to_accum` or `peel` first"), "{err}");
 }
 
 #[test]

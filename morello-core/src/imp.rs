@@ -124,6 +124,9 @@ pub struct Binding {
     pub source: Source,
     /// How the parameter's coordinates map to the source's; `None` for the source itself.
     pub view: Option<ViewMap>,
+    /// Where the parameter's origin lies in the source's coordinates (before `view`); `None`
+    /// for the source's origin. A peeled reduction's later stage starts past the first.
+    pub offset: Option<Shape>,
 }
 
 /// A tensor in a block's scope.
@@ -138,17 +141,22 @@ pub enum Source {
 impl Binding {
     /// Parameter `i` of the parent, as is.
     pub fn param(i: usize) -> Binding {
-        Binding { source: Source::Param(i), view: None }
+        Binding { source: Source::Param(i), view: None, offset: None }
     }
 
     /// Temporary `i`, as is.
     pub fn temp(i: usize) -> Binding {
-        Binding { source: Source::Temp(i), view: None }
+        Binding { source: Source::Temp(i), view: None, offset: None }
     }
 
     /// This binding seen through `view`.
     pub fn viewed(self, view: ViewMap) -> Binding {
         Binding { view: Some(view), ..self }
+    }
+
+    /// This binding starting at `offset` in its source's coordinates.
+    pub fn at(self, offset: Shape) -> Binding {
+        Binding { offset: Some(offset), ..self }
     }
 }
 

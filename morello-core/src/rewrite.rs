@@ -7,6 +7,7 @@
 mod broadcast_first;
 mod bufferize;
 mod moves;
+mod peel;
 mod select;
 mod softmax;
 mod spatial_split;
@@ -68,6 +69,13 @@ pub enum Action {
     },
     /// Rewrite a non-accumulating Spec into "initialize the output, then accumulate".
     ToAccum,
+    /// Split the one reduction dimension of a non-accumulating Spec: the Spec over its first
+    /// `size` values, then the accumulating variant over the rest (a pass over the output
+    /// fewer than `to_accum` and a tiled reduction).
+    Peel {
+        /// Values of the reduction the first stage computes.
+        size: u32,
+    },
     /// Implement the Spec with a microkernel.
     Select(KernelKind),
     /// Split a Compose at stage `index`: a pipeline that computes the stages after `index`
@@ -177,7 +185,7 @@ pub enum RewriteError {
     /// A tiled reduction dimension on a non-accumulating Spec.
     #[error(
         "tiling the reduction dimension {dim_name} of {primitive} would overwrite partial results; \
-         apply `to_accum` first"
+         apply `to_accum` or `peel` first"
     )]
     ReductionNeedsAccum {
         /// Dimension index.
@@ -186,6 +194,30 @@ pub enum RewriteError {
         dim_name: String,
         /// The primitive.
         primitive: Primitive,
+    },
+    /// `peel` on a Spec that already accumulates.
+    #[error("{primitive} already accumulates, so there is no first stage to peel; tile its reduction with `split`")]
+    PeelAccumulating {
+        /// The primitive.
+        primitive: Primitive,
+    },
+    /// `peel` on a primitive without exactly one reduction dimension.
+    #[error("peel splits one reduction dimension, but {primitive} has {count}")]
+    PeelReductions {
+        /// The primitive.
+        primitive: Primitive,
+        /// Its reduction dimensions.
+        count: usize,
+    },
+    /// A peel that would leave a stage empty.
+    #[error("peel size {size} along {dim_name} leaves a stage empty; it must be 1 to {last} (the dimension is {extent})", last = extent.saturating_sub(1))]
+    PeelSize {
+        /// The reduction dimension's name.
+        dim_name: String,
+        /// The size given.
+        size: u32,
+        /// The dimension's extent.
+        extent: u32,
     },
     /// An operand cannot be tiled that way.
     #[error("operand `{operand}` cannot be tiled to {shape}: {source}")]
@@ -385,6 +417,7 @@ impl Action {
                 target,
             ),
             Action::ToAccum => to_accum::apply(spec),
+            Action::Peel { size } => peel::apply(spec, *size, target),
             Action::Select(kernel) => select::apply(spec, *kernel, target),
             Action::Bufferize { index, dest } => bufferize::apply(spec, *index, dest, target),
             Action::SpatialSplit => spatial_split::apply(spec, target),
@@ -406,6 +439,7 @@ impl Action {
             Action::Spread { .. } => "spread",
             Action::Move { .. } => "move_param",
             Action::ToAccum => "to_accum",
+            Action::Peel { .. } => "peel",
             Action::Select(_) => "select",
             Action::Bufferize { .. } => "bufferize",
             Action::SpatialSplit => "spatial_split",
@@ -434,6 +468,7 @@ impl fmt::Display for Action {
                 write!(f, ", {dtype})")
             }
             Action::Spread { bands } => write!(f, "spread({bands})"),
+            Action::Peel { size } => write!(f, "peel({size})"),
             Action::Select(k) => write!(f, "select({k})"),
             Action::Bufferize { index, dest } => write!(f, "bufferize({index}, {dest})"),
             Action::BroadcastFirst { dest: d }

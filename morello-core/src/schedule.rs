@@ -256,6 +256,13 @@ impl PartialImpl {
         self.apply(&Action::ToAccum)
     }
 
+    /// Splits the reduction of the default Spec: the Spec over its first `size` values, then
+    /// its accumulating variant over the rest. The two stages have no default; schedule them
+    /// with `subschedule([0])` and `subschedule([1])`.
+    pub fn peel(self, size: u32) -> Result<Self, ScheduleError> {
+        self.apply(&Action::Peel { size })
+    }
+
     /// Implements the default Spec with `kernel`.
     pub fn select(self, kernel: KernelKind) -> Result<Self, ScheduleError> {
         self.apply(&Action::Select(kernel))

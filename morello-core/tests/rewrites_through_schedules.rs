@@ -7,6 +7,7 @@ mod common;
 use common::check_impl;
 use morello_core::codegen::emit_c;
 use morello_core::imp::{Impl, ImplNode};
+use morello_core::primitive::Primitive;
 use morello_core::rewrite::RewriteError;
 use morello_core::schedule::ScheduleError;
 use morello_core::search::Synthesizer;
@@ -168,6 +169,44 @@ fn spread_loops_read_one_row_from_each_band() {
     }
 }
 
+/// A peel computes the first values of `k` into the output and accumulates the rest onto them:
+/// at any size (the second stage starting at an offset that is no multiple of its own extent),
+/// with a column-major `b`, batches, an operand already in registers and stages scheduled on
+/// their own.
+#[test]
+fn peels_compute_the_first_values_then_accumulate() {
+    for (spec, schedule) in [
+        ("Matmul(1x3x8x16, (f32, GL), (f32, GL), (f32, GL))", "peel(4); synthesize_all;"),
+        ("Matmul(1x3x7x16, (f32, GL), (f32, GL), (f32, GL))", "peel(3); synthesize_all;"),
+        ("Matmul(1x3x7x16, (f32, GL), (f32, GL), (f32, GL))", "peel(1); synthesize_all;"),
+        ("Matmul(1x2x9x8, (f32, GL), (f32, GL, col_major), (f32, GL))", "peel(5); synthesize_all;"),
+        ("Matmul(3x2x6x8, (f32, GL), (f32, GL), (f32, GL))", "peel(2); synthesize_all;"),
+        (
+            "Matmul(1x2x16x8, (f32, GL), (f32, GL), (f32, GL))",
+            "peel(4); subschedule([1]) { split(4); } subschedule([0]) { peel(2); } synthesize_all;",
+        ),
+    ] {
+        let imp = check_everywhere(spec, schedule);
+        let peeled = |node: &Impl| match &node.node {
+            ImplNode::Block(b) => {
+                let prims: Vec<_> = b.stages.iter().map(|s| s.spec.primitive()).collect();
+                prims == [Some(Primitive::Matmul { accum: false }), Some(Primitive::Matmul { accum: true })]
+            }
+            _ => false,
+        };
+        assert!(contains(&imp, &peeled), "{schedule}:\n{imp}");
+    }
+    // `b` in vector registers: the stages take the rows from the third on as a tile of them.
+    let (spec, schedule) = (
+        "Matmul(1x2x6x8, (f32, GL), (f32, L1), (f32, L1))",
+        "move_param(1, VRF, row_major, v8); peel(2); synthesize_all;",
+    );
+    for id in [TargetId::X86Avx2, TargetId::X86Avx512] {
+        let imp = scheduled(spec, schedule, id.target()).unwrap_or_else(|e| panic!("{schedule} ({id:?}): {e}"));
+        check_impl(&imp, id.target());
+    }
+}
+
 #[test]
 fn inapplicable_rewrites_give_typed_reasons() {
     let avx2 = TargetId::X86Avx2.target();
@@ -200,6 +239,20 @@ fn inapplicable_rewrites_give_typed_reasons() {
             "to_accum; spread(2); synthesize_all;"
         ),
         RewriteError::TileInvalid { source: TensorSpecError::SpreadNeedsPlainDimension { dim: 1, .. }, .. }
+    ));
+    // A peel needs a Spec that does not accumulate yet, one reduction dimension, and values
+    // left for both stages.
+    assert!(matches!(
+        err("MatmulAccum(1x8x8x8, (f32, GL), (f32, GL), (f32, GL))", "peel(4); synthesize_all;"),
+        RewriteError::PeelAccumulating { .. }
+    ));
+    for size in [0, 8, 9] {
+        let schedule = format!("peel({size}); synthesize_all;");
+        assert!(matches!(err(matmul, &schedule), RewriteError::PeelSize { extent: 8, .. }), "{schedule}");
+    }
+    assert!(matches!(
+        err("Conv(1x1x2x3x3x2x2, (f32, GL), (f32, GL), (f32, GL))", "peel(1); synthesize_all;"),
+        RewriteError::PeelReductions { count: 3, .. }
     ));
     assert!(matches!(err(matmul, "bufferize(0, L1); synthesize_all;"), RewriteError::WrongPrimitive { .. }));
     assert!(matches!(err(matmul, "broadcast_first(L1); synthesize_all;"), RewriteError::WrongPrimitive { .. }));

@@ -6,7 +6,8 @@ mod common;
 use common::limits::{sampled_boxes, solve_small_specs};
 use morello_core::cost::{impl_cost, residency};
 use morello_core::level::Level;
-use morello_core::search::{Synthesizer, exhaustive};
+use morello_core::rewrite::Action;
+use morello_core::search::{Synthesizer, actions, exhaustive};
 use morello_core::spec::Spec;
 use morello_core::target::{Cache, Residency, StreamCost, Target, X86_AVX2, X86_AVX512};
 use proptest::prelude::*;
@@ -70,6 +71,25 @@ fn small_specs_match_exhaustive_dynamic_programming() {
     let _ = check("(Move(2x8, (f32, GL), (f32, GL, col_major)), [16, 64, 256, 512])");
     let _ = check("(Move(1x2x8, (f32, GL), (f32, GL, [0, 2, 1, 2 p4])), [16, 64, 256, 1024])");
     let _ = check("(Matmul(1x4x4x4, (f32, L1), (f32, L1), (f32, L1)), [32, 128, 1024, 0])");
+}
+
+/// The search peels Matmuls in memory whose panels of `b` do not fit L1
+/// (`search::enumerate`): on a copy of AVX2 with 1 KiB of L1, those with `k` of 16 or more that
+/// do not accumulate. The search agrees with the reference where peels are in the space.
+#[test]
+fn peeled_reductions_match_exhaustive_dynamic_programming() {
+    let mut levels = X86_AVX2.levels;
+    levels[Level::L1.index()].capacity_bytes = 1024;
+    let target: &'static Target = Box::leak(Box::new(Target { levels, ..X86_AVX2 }));
+    for text in [
+        "(Matmul(1x2x32x8, (f32, GL), (f32, GL), (f32, GL)), [16, 128, 1024, 4096])",
+        "(Matmul(1x1x64x8, (f32, GL), (f32, GL), (f32, GL)), [16, 64, 1024, 4096])",
+    ] {
+        let spec = Spec::parse_for(text, target).unwrap();
+        let peels = actions(&spec, target).into_iter().filter(|a| matches!(a, Action::Peel { .. })).count();
+        assert_eq!(peels, 1, "{text}: the search does not peel it");
+        assert!(check_on(text, target).optimum.is_some(), "{text} is satisfiable");
+    }
 }
 
 /// The lower bounds on moves depend on the target's line weights and vector width (see

@@ -290,15 +290,20 @@ impl Emitter {
                         Source::Param(i) => &views[i],
                         Source::Temp(i) => &temps[i],
                     };
-                    match &b.view {
-                        None => source.clone(),
-                        Some(map) => View {
-                            buffer: source.buffer,
-                            origin: source.origin.clone(),
-                            shape: stage.spec.operand(k).shape().into(),
-                            map: source.map.compose(map),
-                        },
-                    }
+                    let origin = match &b.offset {
+                        None => source.origin.clone(),
+                        Some(offset) => {
+                            let shift: SmallVec<[Expr; 6]> =
+                                offset.iter().map(|&o| Expr::constant(u64::from(o))).collect();
+                            source.origin.iter().zip(source.map.apply(&shift)).map(|(o, s)| o.clone().add(s)).collect()
+                        }
+                    };
+                    let map = match &b.view {
+                        None if b.offset.is_none() => return source.clone(),
+                        None => source.map.clone(),
+                        Some(map) => source.map.compose(map),
+                    };
+                    View { buffer: source.buffer, origin, shape: stage.spec.operand(k).shape().into(), map }
                 })
                 .collect();
             self.emit(stage, &stage_views);

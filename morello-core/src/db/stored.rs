@@ -120,10 +120,15 @@ pub enum StoredAction {
         /// Where the partial results live.
         partials: StoredTemp,
     },
-    /// `spread` (last, so that the variants before it keep their encoding).
+    /// `spread` (after the variants above, so that they keep their encoding).
     Spread {
         /// Values per tile, and bands.
         bands: u32,
+    },
+    /// `peel` (last, so that the variants before it keep their encoding).
+    Peel {
+        /// Values of the reduction the first stage computes.
+        size: u32,
     },
 }
 
@@ -181,6 +186,7 @@ impl StoredAction {
             },
             Action::Spread { bands } => StoredAction::Spread { bands: *bands },
             Action::ToAccum => StoredAction::ToAccum,
+            Action::Peel { size } => StoredAction::Peel { size: *size },
             Action::Select(k) => StoredAction::Select(Named(*k)),
             Action::Bufferize { index, dest } => StoredAction::Bufferize { index: *index as u8, dest: temp(dest) },
             Action::SpatialSplit => StoredAction::SpatialSplit,
@@ -221,6 +227,7 @@ impl StoredAction {
             }
             StoredAction::Spread { bands } => Action::Spread { bands: *bands },
             StoredAction::ToAccum => Action::ToAccum,
+            StoredAction::Peel { size } => Action::Peel { size: *size },
             StoredAction::Select(k) => Action::Select(k.0),
             StoredAction::Bufferize { index, dest } => {
                 Action::Bufferize { index: usize::from(*index), dest: untemp(dest)? }

@@ -89,7 +89,7 @@ fn check_parallel(spec: &Spec, prim: Primitive, tile: &[u32]) -> Result<(), Rewr
 }
 
 /// The Spec of a region of `spec` with the given extents, operands tiled accordingly.
-fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
+pub(super) fn region_spec(spec: &Spec, prim: Primitive, region: &[u32], target: &Target) -> Result<Spec, RewriteError> {
     let mut operands = Operands::new();
     for (i, t) in spec.operands().iter().enumerate() {
         let shape = prim.operand_shape(i, region);

@@ -1,8 +1,9 @@
 //! Matmuls whose operands in registers no kernel can ever consume.
 //!
 //! Nothing moves out of a register level, and the only rewrites of a Matmul are tiles,
-//! `to_accum`, moves and kernels: so an operand in registers reaches a kernel as a tile of
-//! itself, in the same dimension order and vector size, inside a MatmulAccum. Where no
+//! `to_accum`, peels (two tiles of the reduction), moves and kernels: so an operand in
+//! registers reaches a kernel as a tile of itself, in the same dimension order and vector size,
+//! inside a MatmulAccum. Where no
 //! MatmulAccum kernel could take any tile of it ([`KernelKind::may_take_register_tiles`]), the
 //! Matmul has no implementation at any memory limits. The search would otherwise explore every
 //! tiling and move of its other operands before finding that nothing applies, or, under a
@@ -182,7 +183,7 @@ mod tests {
                         dead += 1;
                         let spec = Spec::new(logical, target.max_limits());
                         for action in actions(&spec, target) {
-                            if !matches!(action, Action::Tile { .. } | Action::ToAccum) {
+                            if !matches!(action, Action::Tile { .. } | Action::ToAccum | Action::Peel { .. }) {
                                 continue;
                             }
                             let Ok(node) = action.apply(&spec, target) else { continue };

@@ -7,6 +7,7 @@
 //! move_param(2, VRF, row_major, v8);     // move operand 2 (layout, vN and dtype optional)
 //! move_param(0, L1, row_major, f32);     // ... widening a bf16 input to f32
 //! to_accum;                              // zero the output, then accumulate
+//! peel(128);                             // the first 128 of the reduction, then accumulate
 //! select(BroadcastVecMultAdd);           // use a microkernel
 //! bufferize(0, L1, row_major);           // split a Compose through a temporary
 //! spatial_split;                         // a 1×1-output ConvAccum as a loop of Matmuls
@@ -112,6 +113,11 @@ pub enum StepKind {
     },
     /// `to_accum`.
     ToAccum,
+    /// `peel(size)`.
+    Peel {
+        /// Values of the reduction the first stage computes.
+        size: (u32, Span),
+    },
     /// `select(Kernel)`.
     Select {
         /// The kernel.
@@ -173,12 +179,13 @@ pub enum StepKind {
 /// Kernel names used in the paper, and what they are called here.
 const PAPER_KERNEL_NAMES: [(&str, &str); 2] = [("VectorMove", "VectorAssign"), ("ValueMove", "ValueAssign")];
 
-const STEP_NAMES: [&str; 16] = [
+const STEP_NAMES: [&str; 17] = [
     "tile",
     "split",
     "spread",
     "move_param",
     "to_accum",
+    "peel",
     "select",
     "bufferize",
     "spatial_split",
@@ -319,6 +326,12 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
         })
         .parse2(args),
         "to_accum" => no_args(StepKind::ToAccum),
+        "peel" => (|input: ParseStream| {
+            let size = parse_u32(input, "the number of reduction values the first stage computes")?;
+            ensure_empty(input)?;
+            Ok(StepKind::Peel { size })
+        })
+        .parse2(args),
         "spatial_split" => no_args(StepKind::SpatialSplit),
         "to_max_and_denominator" => no_args(StepKind::ToMaxAndDenominator),
         "synthesize_all" => no_args(StepKind::SynthesizeAll),
@@ -496,6 +509,7 @@ impl fmt::Display for Step {
             StepKind::Spread { bands } => write!(f, "spread({});", bands.0),
             StepKind::MoveParam { operand, dest } => write!(f, "move_param({}, {dest});", operand.0),
             StepKind::ToAccum => f.write_str("to_accum;"),
+            StepKind::Peel { size } => write!(f, "peel({});", size.0),
             StepKind::Select { kernel } => write!(f, "select({});", kernel.0),
             StepKind::Bufferize { index, dest } => write!(f, "bufferize({}, {dest});", index.0),
             StepKind::SpatialSplit => f.write_str("spatial_split;"),

@@ -139,6 +139,10 @@ fn apply_step(partial: PartialImpl, step: &Step) -> StepResult {
                 (e, at)
             }),
         StepKind::ToAccum => partial.to_accum().map_err(at_name),
+        StepKind::Peel { size } => partial.peel(size.0).map_err(|e| match e {
+            ScheduleError::Rewrite(RewriteError::PeelSize { .. }) => (e, At::Span(size.1)),
+            _ => at_name(e),
+        }),
         StepKind::Select { kernel } => partial.select(kernel.0).map_err(|e| match e {
             ScheduleError::Rewrite(_) => (e, At::Span(kernel.1)),
             _ => at_name(e),

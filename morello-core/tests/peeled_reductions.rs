@@ -1,0 +1,92 @@
+//! Peeled reductions in the search: a Matmul whose contraction dimension is split where its
+//! output is not in registers computes the first part into the output and accumulates the rest
+//! (`Action::Peel`), instead of zeroing the output in a pass of its own and then reading it back
+//! for every part. The search finds such plans, the model charges them less than `to_accum`'s,
+//! and the kernels agree with the reference evaluator.
+
+mod common;
+
+use morello_core::cost::impl_cost;
+use morello_core::db::{Database, file};
+use morello_core::imp::{Impl, ImplNode};
+use morello_core::level::Level;
+use morello_core::primitive::Primitive;
+use morello_core::schedule::PartialImpl;
+use morello_core::search::Synthesizer;
+use morello_core::spec::Spec;
+use morello_core::target::X86_AVX512;
+
+/// `b` (256×64 f32, 64 KiB) does not fit the 48 KiB L1, so the search splits `k`; the output
+/// (24×64) does not fit the registers, so each part would read it back.
+const SPEC: &str = "Matmul(1x24x256x64, (f32, GL), (f32, GL), (f32, GL), serial)";
+
+/// The first stage's share of `k` in every peel of `imp`, in tree order.
+fn peels(imp: &Impl) -> Vec<u32> {
+    let mut sizes = Vec::new();
+    imp.visit(&mut |node| {
+        if let ImplNode::Block(b) = &node.node
+            && let [first, rest] = b.stages.as_slice()
+            && first.spec.primitive() == Some(Primitive::Matmul { accum: false })
+            && rest.spec.primitive() == Some(Primitive::Matmul { accum: true })
+        {
+            sizes.push(first.spec.shape()[2]);
+        }
+    });
+    sizes
+}
+
+/// The levels of the outputs that fills (`to_accum`'s first stage) set in `imp`.
+fn filled_levels(imp: &Impl) -> Vec<Level> {
+    let mut levels = Vec::new();
+    imp.visit(&mut |node| {
+        if let Some(Primitive::Fill(_)) = node.spec.primitive() {
+            levels.push(node.spec.operands()[0].level());
+        }
+    });
+    levels
+}
+
+#[test]
+fn the_search_peels_a_split_reduction_and_zeroes_only_registers() {
+    let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
+    let imp = Synthesizer::new(&X86_AVX512).synthesize(&spec).unwrap();
+    let sizes = peels(&imp);
+    assert!(!sizes.is_empty(), "no peel in\n{imp}");
+    assert!(sizes.iter().all(|&k| k < 256 && 256 % k == 0), "{sizes:?}");
+    let levels = filled_levels(&imp);
+    assert!(!levels.is_empty() && levels.iter().all(|&l| l == Level::VRF), "fills at {levels:?} in\n{imp}");
+    common::check_impl(&imp, &X86_AVX512);
+}
+
+#[test]
+fn a_peeled_implementation_survives_the_database_file() {
+    let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
+    let mut cold = Synthesizer::with_database(Database::new(&X86_AVX512));
+    let expected = cold.synthesize(&spec).unwrap();
+    assert!(!peels(&expected).is_empty(), "no peel in\n{expected}");
+    let dir = std::env::temp_dir().join(format!("morello-peel-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("peeled.morellodb");
+    file::save(&mut cold.into_database(), &path).unwrap();
+    let (db, _) = file::load(&path, &X86_AVX512);
+    let mut warm = Synthesizer::with_database(db);
+    warm.set_offline(true);
+    let imp = warm.synthesize(&spec).unwrap();
+    assert_eq!(imp.to_string(), expected.to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_peel_costs_less_than_zeroing_the_output_first() {
+    let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
+    let mut synth = Synthesizer::new(&X86_AVX512);
+    let mut best = |partial: PartialImpl| {
+        let imp = partial.synthesize_all(&mut synth).unwrap();
+        (impl_cost(&imp, &X86_AVX512).unwrap().main, imp)
+    };
+    let (peeled, peeled_imp) = best(PartialImpl::new(spec.clone(), &X86_AVX512).peel(128).unwrap());
+    let (zeroed, zeroed_imp) = best(PartialImpl::new(spec, &X86_AVX512).to_accum().unwrap());
+    assert!(peeled < zeroed, "peeled {peeled}:\n{peeled_imp}\nzeroed first {zeroed}:\n{zeroed_imp}");
+    // Zeroing first sets the output where it lies, outside the registers.
+    assert!(filled_levels(&zeroed_imp).iter().any(|&l| l != Level::VRF), "{zeroed_imp}");
+}
