@@ -74,8 +74,9 @@ fn small_specs_match_exhaustive_dynamic_programming() {
 }
 
 /// The search peels Matmuls in memory whose panels of `b` do not fit L1
-/// (`search::enumerate`): on a copy of AVX2 with 1 KiB of L1, those with `k` of 16 or more that
-/// do not accumulate. The search agrees with the reference where peels are in the space.
+/// (`search::enumerate`): on a copy of AVX2 with 1 KiB of L1, those with `k` over 8 (128-byte
+/// rows) that do not accumulate. The search agrees with the reference where peels are in the
+/// space.
 #[test]
 fn peeled_reductions_match_exhaustive_dynamic_programming() {
     let mut levels = X86_AVX2.levels;
