@@ -8,7 +8,7 @@ mod common;
 
 use morello_core::cost::impl_cost;
 use morello_core::db::{Database, file};
-use morello_core::imp::{Impl, ImplNode};
+use morello_core::imp::Impl;
 use morello_core::level::Level;
 use morello_core::primitive::Primitive;
 use morello_core::schedule::PartialImpl;
@@ -19,21 +19,6 @@ use morello_core::target::X86_AVX512;
 /// `b` (256×64 f32, 64 KiB) does not fit the 48 KiB L1, so the search splits `k`; the output
 /// (24×64) does not fit the registers, so each part would read it back.
 const SPEC: &str = "Matmul(1x24x256x64, (f32, GL), (f32, GL), (f32, GL), serial)";
-
-/// The first stage's share of `k` in every peel of `imp`, in tree order.
-fn peels(imp: &Impl) -> Vec<u32> {
-    let mut sizes = Vec::new();
-    imp.visit(&mut |node| {
-        if let ImplNode::Block(b) = &node.node
-            && let [first, rest] = b.stages.as_slice()
-            && first.spec.primitive() == Some(Primitive::Matmul { accum: false })
-            && rest.spec.primitive() == Some(Primitive::Matmul { accum: true })
-        {
-            sizes.push(first.spec.shape()[2]);
-        }
-    });
-    sizes
-}
 
 /// The levels of the outputs that fills (`to_accum`'s first stage) set in `imp`.
 fn filled_levels(imp: &Impl) -> Vec<Level> {
@@ -50,7 +35,7 @@ fn filled_levels(imp: &Impl) -> Vec<Level> {
 fn the_search_peels_a_split_reduction_and_zeroes_only_registers() {
     let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
     let imp = Synthesizer::new(&X86_AVX512).synthesize(&spec).unwrap();
-    let sizes = peels(&imp);
+    let sizes = common::peeled_reductions(&imp);
     assert!(!sizes.is_empty(), "no peel in\n{imp}");
     assert!(sizes.iter().all(|&k| k < 256 && 256 % k == 0), "{sizes:?}");
     let levels = filled_levels(&imp);
@@ -63,7 +48,7 @@ fn a_peeled_implementation_survives_the_database_file() {
     let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
     let mut cold = Synthesizer::with_database(Database::new(&X86_AVX512));
     let expected = cold.synthesize(&spec).unwrap();
-    assert!(!peels(&expected).is_empty(), "no peel in\n{expected}");
+    assert!(!common::peeled_reductions(&expected).is_empty(), "no peel in\n{expected}");
     let dir = std::env::temp_dir().join(format!("morello-peel-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("peeled.morellodb");

@@ -59,6 +59,14 @@ pub(super) struct View {
     pub map: ViewMap,
 }
 
+impl View {
+    /// The buffer coordinate of the point `shift` (in view coordinates) from this view's origin:
+    /// the origin of a tile or stage that starts there.
+    fn shifted_origin(&self, shift: &[Expr]) -> SmallVec<[Expr; 6]> {
+        self.origin.iter().zip(self.map.apply(shift)).map(|(o, s)| o.clone().add(s)).collect()
+    }
+}
+
 /// Where a new tensor's storage lives.
 enum Placement {
     Registers,
@@ -221,8 +229,7 @@ impl Emitter {
     pub fn buffer_index(&self, view: &View, coord: &[u64]) -> Expr {
         let buf = &self.buffers[view.buffer];
         let coord: SmallVec<[Expr; 6]> = coord.iter().map(|&c| Expr::constant(c)).collect();
-        let root: SmallVec<[Expr; 6]> =
-            view.origin.iter().zip(view.map.apply(&coord)).map(|(o, c)| o.clone().add(c)).collect();
+        let root = view.shifted_origin(&coord);
         match buf.storage {
             Storage::Scalars => {
                 let strides = row_major_strides(&buf.shape);
@@ -290,19 +297,18 @@ impl Emitter {
                         Source::Param(i) => &views[i],
                         Source::Temp(i) => &temps[i],
                     };
+                    if b.view.is_none() && b.offset.is_none() {
+                        return source.clone();
+                    }
                     let origin = match &b.offset {
                         None => source.origin.clone(),
                         Some(offset) => {
                             let shift: SmallVec<[Expr; 6]> =
                                 offset.iter().map(|&o| Expr::constant(u64::from(o))).collect();
-                            source.origin.iter().zip(source.map.apply(&shift)).map(|(o, s)| o.clone().add(s)).collect()
+                            source.shifted_origin(&shift)
                         }
                     };
-                    let map = match &b.view {
-                        None if b.offset.is_none() => return source.clone(),
-                        None => source.map.clone(),
-                        Some(map) => source.map.compose(map),
-                    };
+                    let map = b.view.as_ref().map_or_else(|| source.map.clone(), |view| source.map.compose(view));
                     View { buffer: source.buffer, origin, shape: stage.spec.operand(k).shape().into(), map }
                 })
                 .collect();
@@ -454,8 +460,12 @@ impl Emitter {
             .enumerate()
             .map(|(i, v)| {
                 let shift: SmallVec<[Expr; 6]> = operand_dims[i].iter().map(|e| e.offset(offsets)).collect();
-                let origin = v.origin.iter().zip(v.map.apply(&shift)).map(|(o, s)| o.clone().add(s)).collect();
-                View { buffer: v.buffer, origin, shape: region.operand(i).shape().into(), map: v.map.clone() }
+                View {
+                    buffer: v.buffer,
+                    origin: v.shifted_origin(&shift),
+                    shape: region.operand(i).shape().into(),
+                    map: v.map.clone(),
+                }
             })
             .collect()
     }

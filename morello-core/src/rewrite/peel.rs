@@ -24,11 +24,12 @@ pub(super) fn apply(spec: &Spec, size: u32, target: &Target) -> Result<ImplNode,
         prim.accumulating_variant().ok_or_else(|| RewriteError::NoAccumulatingVariant { what: spec_name(spec) })?;
     let shape = spec.shape();
     let rank = shape.len();
-    let &[d] = prim.reduction_dims(rank).as_slice() else {
-        return Err(RewriteError::PeelReductions { primitive: prim, count: prim.reduction_dims(rank).len() });
+    let reductions = prim.reduction_dims(rank);
+    let &[reduction] = reductions.as_slice() else {
+        return Err(RewriteError::PeelReductions { primitive: prim, count: reductions.len() });
     };
-    let d = d as usize;
-    if prim.untileable_dims().contains(&(d as u32)) {
+    let d = reduction as usize;
+    if prim.untileable_dims().contains(&reduction) {
         return Err(RewriteError::Untileable { dim: d, dim_name: prim.dim_name(d), primitive: prim });
     }
     let extent = shape[d];

@@ -11,8 +11,8 @@ pub mod limits;
 
 use morello_core::codegen::emit_c;
 use morello_core::harness::{CCompiler, compile_only, cpu_supports, run_kernel_on_each};
-use morello_core::imp::Impl;
-use morello_core::primitive::Direction;
+use morello_core::imp::{Impl, ImplNode};
+use morello_core::primitive::{Direction, Primitive};
 use morello_core::reference::{HostTensor, Value, compare, evaluate};
 use morello_core::spec::Spec;
 use morello_core::target::Target;
@@ -89,4 +89,20 @@ pub fn check_impl(imp: &Impl, target: &'static Target) -> Verified {
         }
     }
     if runnable { Verified::Ran } else { Verified::Compiled }
+}
+
+/// The first stage's share of the reduction in every peel of `imp` (a block of a
+/// non-accumulating Matmul, then an accumulating one), in tree order.
+pub fn peeled_reductions(imp: &Impl) -> Vec<u32> {
+    let mut sizes = Vec::new();
+    imp.visit(&mut |node| {
+        if let ImplNode::Block(b) = &node.node
+            && let [first, rest] = b.stages.as_slice()
+            && first.spec.primitive() == Some(Primitive::Matmul { accum: false })
+            && rest.spec.primitive() == Some(Primitive::Matmul { accum: true })
+        {
+            sizes.push(first.spec.shape()[2]);
+        }
+    });
+    sizes
 }
