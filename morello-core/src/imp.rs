@@ -282,12 +282,28 @@ impl Impl {
                 let kind = if a.cache_miss { "cache" } else { "alloc" };
                 format!("{kind} operand {} -> {}", a.operand, a.tensor)
             }
-            ImplNode::Block(b) if b.temps.is_empty() => "block".to_owned(),
+            ImplNode::Block(b) if b.temps.is_empty() => self.describe_peel(b).unwrap_or_else(|| "block".to_owned()),
             ImplNode::Block(b) => {
                 let temps: Vec<String> = b.temps.iter().map(ToString::to_string).collect();
                 format!("pipeline with {}", temps.join(", "))
             }
         }
+    }
+
+    /// A block that `peel` made, described by its reduction: which dimension, how many of its
+    /// values the first stage computes and how many there are (`peel k: 64 of 1024 first`).
+    /// `None` for other blocks: only a peel's later stage starts past its operands' origins.
+    fn describe_peel(&self, block: &BlockNode) -> Option<String> {
+        let later = block.bindings.get(1)?;
+        if !later.iter().any(|binding| binding.offset.is_some()) {
+            return None;
+        }
+        let prim = self.spec.primitive()?;
+        let shape = self.spec.shape();
+        let &[reduction] = prim.reduction_dims(shape.len()).as_slice() else { return None };
+        let d = reduction as usize;
+        let first = block.stages.first()?.spec.shape()[d];
+        Some(format!("peel {}: {first} of {} first", prim.dim_name(d), shape[d]))
     }
 
     fn fmt_tree(&self, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {

@@ -75,3 +75,13 @@ fn a_peel_costs_less_than_zeroing_the_output_first() {
     // Zeroing first sets the output where it lies, outside the registers.
     assert!(filled_levels(&zeroed_imp).iter().any(|&l| l != Level::VRF), "{zeroed_imp}");
 }
+
+#[test]
+fn a_peel_prints_its_reduction_and_first_part() {
+    let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
+    let peeled = PartialImpl::new(spec.clone(), &X86_AVX512).peel(64).unwrap().into_impl();
+    assert_eq!(peeled.describe_node(), "peel k: 64 of 256 first");
+    // `to_accum`'s block (a fill, then the accumulating Spec) is no peel.
+    let zeroed = PartialImpl::new(spec, &X86_AVX512).to_accum().unwrap().into_impl();
+    assert_eq!(zeroed.describe_node(), "block");
+}
