@@ -293,17 +293,16 @@ impl Impl {
     /// A block that `peel` made, described by its reduction: which dimension, how many of its
     /// values the first stage computes and how many there are (`peel k: 64 of 1024 first`).
     /// `None` for other blocks: only a peel's later stage starts past its operands' origins.
+    /// The peeled dimension is the one where the first stage is shorter than the block.
     fn describe_peel(&self, block: &BlockNode) -> Option<String> {
         let later = block.bindings.get(1)?;
         if !later.iter().any(|binding| binding.offset.is_some()) {
             return None;
         }
         let prim = self.spec.primitive()?;
-        let shape = self.spec.shape();
-        let &[reduction] = prim.reduction_dims(shape.len()).as_slice() else { return None };
-        let d = reduction as usize;
-        let first = block.stages.first()?.spec.shape()[d];
-        Some(format!("peel {}: {first} of {} first", prim.dim_name(d), shape[d]))
+        let (shape, first) = (self.spec.shape(), block.stages.first()?.spec.shape());
+        let d = shape.iter().zip(first).position(|(whole, part)| part < whole)?;
+        Some(format!("peel {}: {} of {} first", prim.dim_name(d), first[d], shape[d]))
     }
 
     fn fmt_tree(&self, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {

@@ -65,6 +65,12 @@ impl View {
     fn shifted_origin(&self, shift: &[Expr]) -> SmallVec<[Expr; 6]> {
         self.origin.iter().zip(self.map.apply(shift)).map(|(o, s)| o.clone().add(s)).collect()
     }
+
+    /// [`View::shifted_origin`] at a constant point.
+    fn constant_shifted_origin(&self, shift: impl IntoIterator<Item = u64>) -> SmallVec<[Expr; 6]> {
+        let shift: SmallVec<[Expr; 6]> = shift.into_iter().map(Expr::constant).collect();
+        self.shifted_origin(&shift)
+    }
 }
 
 /// Where a new tensor's storage lives.
@@ -228,8 +234,7 @@ impl Emitter {
     /// Buffer index of a view's element at view coordinate `coord`.
     pub fn buffer_index(&self, view: &View, coord: &[u64]) -> Expr {
         let buf = &self.buffers[view.buffer];
-        let coord: SmallVec<[Expr; 6]> = coord.iter().map(|&c| Expr::constant(c)).collect();
-        let root = view.shifted_origin(&coord);
+        let root = view.constant_shifted_origin(coord.iter().copied());
         match buf.storage {
             Storage::Scalars => {
                 let strides = row_major_strides(&buf.shape);
@@ -302,11 +307,7 @@ impl Emitter {
                     }
                     let origin = match &b.offset {
                         None => source.origin.clone(),
-                        Some(offset) => {
-                            let shift: SmallVec<[Expr; 6]> =
-                                offset.iter().map(|&o| Expr::constant(u64::from(o))).collect();
-                            source.shifted_origin(&shift)
-                        }
+                        Some(offset) => source.constant_shifted_origin(offset.iter().map(|&o| u64::from(o))),
                     };
                     let map = b.view.as_ref().map_or_else(|| source.map.clone(), |view| source.map.compose(view));
                     View { buffer: source.buffer, origin, shape: stage.spec.operand(k).shape().into(), map }
