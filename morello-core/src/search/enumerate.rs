@@ -13,7 +13,8 @@
 //!   paper's space: a Matmul's rows are also tiled to 6 and 14, the row counts of the register
 //!   blocks the libraries use, where the tile's output fits in the vector registers.
 //! * Moves of each operand to every reachable level: in every dimension order, with at most one
-//!   packed strip of a vector width (or of 2, for bf16 pairs); vector registers in every
+//!   packed strip of a vector width (or of 2, for bf16 pairs; copies into global memory also of
+//!   a register tile's width, four of the widest vectors); vector registers in every
 //!   dimension order and vector width; inputs also widened to every lossless upcast dtype.
 //! * The primitive-specific rewrites: spatial split of ConvAccum, spread loops over the
 //!   contraction dimension of a MatmulAccum whose dense rhs has rows that stream,
@@ -93,10 +94,10 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     out
 }
 
-/// How many of the widest vector registers wide a panel of `b` is taken to be in
-/// [`peel_size`]: the register tiles the search finds are four (AVX-512) or two to four (AVX2)
-/// registers wide.
-const PEEL_PANEL_REGISTERS: u64 = 4;
+/// How many of the widest vector registers wide a panel of `b` is taken to be: the register
+/// tiles the search finds are four (AVX-512) or two to four (AVX2) registers wide. Sets where
+/// [`peel_size`] starts peeling, and the widest packed strip of copies ([`relayouts`]).
+const PANEL_REGISTERS: u32 = 4;
 
 /// The size of the peel the search tries for a non-accumulating Matmul with every operand in
 /// global memory: half its contraction dimension. Its two stages then have the shapes of a
@@ -109,7 +110,7 @@ const PEEL_PANEL_REGISTERS: u64 = 4;
 /// still wholly in global memory (a cache fill into L1 emits no code, so peeling before it
 /// gives the same kernel as peeling after; tiles in registers are zeroed where they are), and
 /// where `k` is long enough that the search splits it outside registers at all: where a panel
-/// of `b`, `k` rows of [`PEEL_PANEL_REGISTERS`] vector registers, no longer fits L1 (more than
+/// of `b`, `k` rows of [`PANEL_REGISTERS`] vector registers, no longer fits L1 (more than
 /// 192 rows on AVX-512, 256 on AVX2). With every non-accumulating Matmul peeled in halves, the
 /// full AVX-512 search of 256³ visited 9.9 M Specs instead of 2.9 M (96 s instead of 25 s);
 /// with these limits, 2.6 M (26 s), for the same optimum. Other primitives are left to
@@ -120,7 +121,7 @@ fn peel_size(spec: &Spec, prim: Primitive, target: &Target) -> Option<u32> {
         return None;
     }
     let k = spec.shape()[2];
-    let panel_row = PEEL_PANEL_REGISTERS * u64::from(target.widest_vector_bytes().max(1));
+    let panel_row = u64::from(PANEL_REGISTERS * target.widest_vector_bytes().max(1));
     let fits_l1 = u64::from(k) * panel_row <= target.level(Level::L1).capacity_bytes;
     (!fits_l1 && k >= 2 && k.is_multiple_of(2)).then_some(k / 2)
 }
@@ -315,7 +316,7 @@ fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Le
             if level == Level::GL && same_dtype && src.paged() {
                 out.push(moved(src.layout().clone(), None));
             }
-            for layout in relayouts(shape, dtype, target).iter() {
+            for layout in relayouts(shape, dtype, level, target).iter() {
                 if layout.dims() != src.layout().dims() || !same_dtype {
                     out.push(moved(layout.clone(), None));
                 }
@@ -333,7 +334,7 @@ pub(super) fn dimension_orders(shape: &[u32]) -> Vec<Layout> {
 }
 
 /// The layouts [`cached_layouts`] lists, by shape and strip sizes.
-type LayoutCache = FxHashMap<(Shape, SmallVec<[u32; 4]>), Rc<[Layout]>>;
+type LayoutCache = FxHashMap<(Shape, SmallVec<[u32; 5]>), Rc<[Layout]>>;
 
 thread_local! {
     /// [`strip_layouts`] by shape and strip sizes: the search asks for the same few shapes
@@ -342,17 +343,28 @@ thread_local! {
 }
 
 /// Dimension orders, each also with one packed strip appended for one dimension that is not
-/// already innermost: strips of a vector width of `dtype`, and pairs for bf16.
-fn relayouts(shape: &[u32], dtype: Dtype, target: &Target) -> Rc<[Layout]> {
-    let mut strips: SmallVec<[u32; 4]> = target.vector_lanes(dtype.size_bytes()).collect();
+/// already innermost: strips of a vector width of `dtype`, and pairs for bf16. Copies into
+/// global memory (`level` GL) also get strips of a register tile's width,
+/// [`PANEL_REGISTERS`] of the widest vectors (64 f32 on AVX-512): packing `b` into panels
+/// the register tile reads row by row keeps each panel's rows in consecutive lines, where rows
+/// of a block of a wide row-major copy lie a row's stride apart and share few of L1's sets.
+/// Only copies get them: offered for moves into L1 as well, they found the same kernels at
+/// 256³ and the narrowed 1024³ but searched 29% and 8% more Specs.
+fn relayouts(shape: &[u32], dtype: Dtype, level: Level, target: &Target) -> Rc<[Layout]> {
+    let mut strips: SmallVec<[u32; 5]> = target.vector_lanes(dtype.size_bytes()).collect();
     if dtype == Dtype::Bf16 {
         strips.insert(0, 2);
+    }
+    if level == Level::GL
+        && let Some(&widest) = strips.last()
+    {
+        strips.push(widest * PANEL_REGISTERS);
     }
     cached_layouts(shape, strips)
 }
 
 /// [`strip_layouts`], remembered per thread; with no strips, the dimension orders.
-fn cached_layouts(shape: &[u32], strips: SmallVec<[u32; 4]>) -> Rc<[Layout]> {
+fn cached_layouts(shape: &[u32], strips: SmallVec<[u32; 5]>) -> Rc<[Layout]> {
     let key = (Shape::from(shape), strips);
     if let Some(known) = LAYOUTS.with(|cache| cache.borrow().get(&key).cloned()) {
         return known;
