@@ -4,24 +4,15 @@
 
 mod common;
 
-use common::check_impl;
+use common::{check_impl, scheduled};
 use morello_core::codegen::emit_c;
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::rewrite::RewriteError;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::syntax::run_schedule;
-use morello_core::target::{Target, TargetId};
+use morello_core::target::TargetId;
 use morello_core::tensor::TensorSpecError;
-
-/// Applies `schedule` to `spec` on `target` and synthesizes what it leaves.
-fn scheduled(spec: &str, schedule: &str, target: &'static Target) -> Result<Impl, ScheduleError> {
-    let spec = Spec::parse_for(spec, target).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let (partial, synthesize) = run_schedule(spec, schedule, target)?;
-    assert!(synthesize, "the schedules here end with synthesize_all");
-    partial.synthesize_all(&mut Synthesizer::new(target))
-}
 
 /// Checks `schedule` on every target; returns the AVX-512 implementation.
 fn check_everywhere(spec: &str, schedule: &str) -> Impl {

@@ -14,7 +14,10 @@ use morello_core::harness::{CCompiler, compile_only, cpu_supports, run_kernel_on
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::primitive::{Direction, Primitive};
 use morello_core::reference::{HostTensor, Value, compare, evaluate};
+use morello_core::schedule::ScheduleError;
+use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
+use morello_core::syntax::run_schedule;
 use morello_core::target::Target;
 
 /// gcc, and clang when installed (or required).
@@ -59,6 +62,15 @@ pub enum Verified {
 /// target — runs it with every compiler on two sets of random inputs (outputs poisoned),
 /// comparing against the reference evaluator. Otherwise it only compiles it. Panics with the
 /// C source on any failure.
+/// Applies `schedule` (which ends with `synthesize_all`) to `spec` on `target` and synthesizes
+/// what it leaves.
+pub fn scheduled(spec: &str, schedule: &str, target: &'static Target) -> Result<Impl, ScheduleError> {
+    let spec = Spec::parse_for(spec, target).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let (partial, synthesize) = run_schedule(spec, schedule, target)?;
+    assert!(synthesize, "the schedule ends with synthesize_all");
+    partial.synthesize_all(&mut Synthesizer::new(target))
+}
+
 pub fn check_impl(imp: &Impl, target: &'static Target) -> Verified {
     let spec = &imp.spec;
     let kernel = emit_c(imp, "kernel_under_test", target).expect("complete implementation");
