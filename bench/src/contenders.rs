@@ -31,8 +31,11 @@ const SYNTHESIZED_NARROWED_PANELS: &str = "Morello (synthesized, b in panels, na
 const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
-/// Label of kernels scheduled by hand down to the register tile, packing `a` and `b` inside.
-const PACKED: &str = "Morello (a and b packed in the kernel by hand)";
+/// Label of kernels scheduled by hand down to register tiles that run over the whole of `k`,
+/// packing `b` inside.
+const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
+/// The same, reading `b` prepacked in panels.
+const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";
 /// The same with a parallel loop over bands of rows.
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
@@ -83,27 +86,33 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
                 (BLOCKED, kernels::gemm1024_blocked, false),
-                (PACKED, kernels::gemm1024_packed, false),
+                (FULL_K, kernels::gemm1024_full_k, false),
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
-            &[(
-                kernels_narrowed::GEMM1024_PANELS_SPEC,
-                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
-            )],
+            &[
+                (
+                    kernels_narrowed::GEMM1024_PANELS_SPEC,
+                    &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
+                ),
+                (kernels::GEMM1024_PANELS_FULL_K_SPEC, &[(PANELS_FULL_K, kernels::gemm1024_panels_full_k, false)]),
+            ],
         ),
         (2048, 2048, 2048) => (
             &[
                 (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
                 (BLOCKED, kernels::gemm2048_blocked, false),
-                (PACKED, kernels::gemm2048_packed, false),
+                (FULL_K, kernels::gemm2048_full_k, false),
                 (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],
-            &[(
-                kernels_narrowed::GEMM2048_PANELS_SPEC,
-                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
-            )],
+            &[
+                (
+                    kernels_narrowed::GEMM2048_PANELS_SPEC,
+                    &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
+                ),
+                (kernels::GEMM2048_PANELS_FULL_K_SPEC, &[(PANELS_FULL_K, kernels::gemm2048_panels_full_k, false)]),
+            ],
         ),
         (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),
         (1, 2048, 16384) => (

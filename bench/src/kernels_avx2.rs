@@ -44,40 +44,52 @@ morello::kernel! {
         synthesize_all;
     }
 
-    /// `c = a · b`, 1024×1024×1024 f32, hand-scheduled like `gemm2048_packed` below (the same
-    /// copies and register tiles, for each 256×512 block of `b`); 92.5% of the AVX2 peak against
-    /// 85.9% for the searched kernel on the Zen 5 VM.
+    /// `c = a · b`, 1024×1024×1024 f32, **hand-scheduled down to the register tile**: the kernel
+    /// copies `b` into panels of 16 columns (`[2, 1, 2 p16]`), then for each 256-row block of
+    /// `a` and each panel runs 6×16 register tiles over the whole of `k` (1024 deep): each tile
+    /// of `c` is summed in registers from start to end and stored once, while its panel of `b`
+    /// (64 KiB) streams from L2. The search implements the copy and the register tiles.
+    /// The search does not choose this plan (`bench/README.md`, "Full-k register tiles").
     #[target(avx2)]
-    pub fn gemm1024_packed(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
+    pub fn gemm1024_full_k(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
-        to_accum;
-        tile([1, 1024, 256, 512]);
         move_param(1, GL, [2, 1, 2 p16]);
-        tile([1, 128, 256, 512]);
-        move_param(0, GL);
-        tile([1, 128, 128, 16]);
-        tile([1, 6, 128, 16]);
+        tile([1, 256, 1024, 16]);
+        tile([1, 6, 1024, 16]);
         synthesize_all;
     }
 
-    /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile**: for each
-    /// 256×512 block of `b` (in the searched kernel's order), the kernel copies the block into
-    /// panels of 16 columns, then for each 128×256 block of `a` copies it into 128 rows of 1 KiB,
-    /// and runs 6-row register tiles over 128 values of `k` at a time. The search implements the
-    /// copies and the register tiles. Built with `MORELLO_BENCH_TARGET=avx2` on the Zen 5 VM it
-    /// ran at 87.5% of the AVX2 peak, against 86.3% for the searched kernel (`bench/README.md`).
+    /// `c = a · b` as `gemm1024_full_k`, with `b` prepacked in panels of 16 columns
+    /// (`[2, 1, 2 p16]`, packed once outside the timing), so the kernel copies nothing.
     #[target(avx2)]
-    pub fn gemm2048_packed(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
+    pub fn gemm1024_panels_full_k(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL, [2, 1, 2 p16]), (f32, GL), serial))
     schedule {
-        to_accum;
-        tile([1, 2048, 1024, 2048]);
-        tile([1, 2048, 1024, 512]);
-        tile([1, 2048, 256, 512]);
+        tile([1, 256, 1024, 16]);
+        tile([1, 6, 1024, 16]);
+        synthesize_all;
+    }
+
+    /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile**: the kernel
+    /// copies `b` into panels of 16 columns (`[2, 1, 2 p16]`), then for each 256-row block of
+    /// `a` and each panel runs 6×16 register tiles over the whole of `k` (2048 deep): each tile
+    /// of `c` is summed in registers from start to end and stored once, while its panel of `b`
+    /// (128 KiB) streams from L2. The search implements the copy and the register tiles.
+    #[target(avx2)]
+    pub fn gemm2048_full_k(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
+    schedule {
         move_param(1, GL, [2, 1, 2 p16]);
-        tile([1, 128, 256, 512]);
-        move_param(0, GL);
-        tile([1, 128, 128, 16]);
-        tile([1, 6, 128, 16]);
+        tile([1, 256, 2048, 16]);
+        tile([1, 6, 2048, 16]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `gemm2048_full_k`, with `b` prepacked in panels of 16 columns
+    /// (`[2, 1, 2 p16]`, packed once outside the timing), so the kernel copies nothing.
+    #[target(avx2)]
+    pub fn gemm2048_panels_full_k(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL, [2, 1, 2 p16]), (f32, GL), serial))
+    schedule {
+        tile([1, 256, 2048, 16]);
+        tile([1, 6, 2048, 16]);
         synthesize_all;
     }
 
