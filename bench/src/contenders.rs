@@ -36,6 +36,8 @@ const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
 const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
 /// The same, reading `b` prepacked in panels.
 const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";
+/// The same inside a parallel loop over bands of rows.
+const PANELS_FULL_K_PARALLEL: &str = "Morello (parallel full-k tiles by hand, b in panels)";
 /// The same with a parallel loop over bands of rows.
 const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
@@ -95,7 +97,13 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                     kernels_narrowed::GEMM1024_PANELS_SPEC,
                     &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
                 ),
-                (kernels::GEMM1024_PANELS_FULL_K_SPEC, &[(PANELS_FULL_K, kernels::gemm1024_panels_full_k, false)]),
+                (
+                    kernels::GEMM1024_PANELS_FULL_K_SPEC,
+                    &[
+                        (PANELS_FULL_K, kernels::gemm1024_panels_full_k, false),
+                        (PANELS_FULL_K_PARALLEL, kernels::gemm1024_panels_full_k_parallel, true),
+                    ],
+                ),
             ],
         ),
         (2048, 2048, 2048) => (
@@ -111,7 +119,13 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                     kernels_narrowed::GEMM2048_PANELS_SPEC,
                     &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
                 ),
-                (kernels::GEMM2048_PANELS_FULL_K_SPEC, &[(PANELS_FULL_K, kernels::gemm2048_panels_full_k, false)]),
+                (
+                    kernels::GEMM2048_PANELS_FULL_K_SPEC,
+                    &[
+                        (PANELS_FULL_K, kernels::gemm2048_panels_full_k, false),
+                        (PANELS_FULL_K_PARALLEL, kernels::gemm2048_panels_full_k_parallel, true),
+                    ],
+                ),
             ],
         ),
         (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),

@@ -71,6 +71,17 @@ morello::kernel! {
         synthesize_all;
     }
 
+    /// `c = a · b` as `gemm1024_panels_full_k` on several threads: a parallel loop over bands of
+    /// 512 rows, then the same blocks and register tiles.
+    #[target(avx512)]
+    pub fn gemm1024_panels_full_k_parallel(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL, [2, 1, 2 p64]), (f32, GL)))
+    schedule {
+        tile([1, 512, 1024, 1024], parallel);
+        tile([1, 256, 1024, 64]);
+        tile([1, 6, 1024, 64]);
+        synthesize_all;
+    }
+
     /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile**: the kernel
     /// copies `b` into panels of 64 columns (`[2, 1, 2 p64]`), then for each 256-row block of
     /// `a` and each panel runs 6×64 register tiles over the whole of `k` (2048 deep): each tile
@@ -90,6 +101,17 @@ morello::kernel! {
     #[target(avx512)]
     pub fn gemm2048_panels_full_k(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL, [2, 1, 2 p64]), (f32, GL), serial))
     schedule {
+        tile([1, 256, 2048, 64]);
+        tile([1, 6, 2048, 64]);
+        synthesize_all;
+    }
+
+    /// `c = a · b` as `gemm2048_panels_full_k` on several threads: a parallel loop over bands of
+    /// 1024 rows, then the same blocks and register tiles.
+    #[target(avx512)]
+    pub fn gemm2048_panels_full_k_parallel(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL, [2, 1, 2 p64]), (f32, GL)))
+    schedule {
+        tile([1, 1024, 2048, 2048], parallel);
         tile([1, 256, 2048, 64]);
         tile([1, 6, 2048, 64]);
         synthesize_all;
