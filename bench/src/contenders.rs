@@ -31,6 +31,8 @@ const SYNTHESIZED_NARROWED_PANELS: &str = "Morello (synthesized, b in panels, na
 const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
+/// The same with a parallel loop over bands of rows.
+const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of kernels scheduled by hand down to register tiles that run over the whole of `k`,
 /// packing `b` inside.
 const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
@@ -38,8 +40,6 @@ const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
 const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";
 /// The same inside a parallel loop over bands of rows.
 const PANELS_FULL_K_PARALLEL: &str = "Morello (parallel full-k tiles by hand, b in panels)";
-/// The same with a parallel loop over bands of rows.
-const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
 const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 /// The same inside a parallel loop over column halves.
