@@ -80,11 +80,8 @@ morello::kernel! {
         synthesize_all;
     }
 
-    /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile**: the kernel
-    /// copies `b` into panels of 16 columns (`[2, 1, 2 p16]`), then for each 256-row block of
-    /// `a` and each panel runs 6×16 register tiles over the whole of `k` (2048 deep): each tile
-    /// of `c` is summed in registers from start to end and stored once, while its panel of `b`
-    /// (128 KiB) streams from L2. The search implements the copy and the register tiles.
+    /// `c = a · b`, 2048×2048×2048 f32, **hand-scheduled down to the register tile** like
+    /// `gemm1024_full_k`: 6×16 register tiles 2048 deep, each panel of `b` 128 KiB.
     #[target(avx2)]
     pub fn gemm2048_full_k(Matmul(1x2048x2048x2048, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
