@@ -13,7 +13,8 @@
 //! [`loop_cache_fill`]); and a hardware cache fill of such data into L1, which copies nothing,
 //! pays only the time the cache takes to deliver its lines
 //! ([`crate::target::Cache::fill_line_cost`]), where a copy pays the cache's full weight (and
-//! double for a tile that is not contiguous, which a fill does not).
+//! double for a tile that is not contiguous, which a fill does not), and nothing at all when
+//! it streams a Matmul's rhs along `k` ([`streamed_fill`]).
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.
@@ -25,10 +26,12 @@
 //! in L2, so the search copies it into a contiguous buffer first where its reuse pays for that.
 
 mod caches;
+mod streamed;
 mod streams;
 mod tree;
 
 pub use caches::{cache_fill, loop_cache_fill, residency};
+pub use streamed::{may_stream, streamed_fill, streamed_line_bound};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 
@@ -125,9 +128,14 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
         }
         ImplNode::Alloc(a) => {
             let source = spec.operand(a.operand);
-            // A hardware cache fill reads its source at the fill weight (`Cache`).
-            let read = if a.cache_miss { source.fill_cost(target, held) } else { source.move_cost(target, held) };
-            let moved = a.tensor.move_cost(target, held) + read;
+            // A hardware cache fill reads its source at the fill weight (`Cache`), or streams
+            // for free (`streamed`).
+            let moved = if a.cache_miss && streamed_fill(spec.logical(), a.operand, held, target) {
+                0
+            } else {
+                let read = if a.cache_miss { source.fill_cost(target, held) } else { source.move_cost(target, held) };
+                a.tensor.move_cost(target, held) + read
+            };
             let own = a.tensor.consumption(target);
             Cost {
                 main: moved.saturating_add(sum(children)),

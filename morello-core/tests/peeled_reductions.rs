@@ -17,8 +17,10 @@ use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 
 /// `b` (256×64 f32, 64 KiB) does not fit the 48 KiB L1, so the search splits `k`; the output
-/// (24×64) does not fit the registers, so each part would read it back.
-const SPEC: &str = "Matmul(1x24x256x64, (f32, GL), (f32, GL), (f32, GL), serial)";
+/// (24×64) does not fit the registers, so each part would read it back. `b` is a block of a
+/// wider matrix (`c1`: its rows are not adjacent), whose rows L2 does not stream for free
+/// (`cost::streamed_fill`): a contiguous `b` is read over the whole of `k` instead.
+const SPEC: &str = "Matmul(1x24x256x64, (f32, GL), (f32, GL, row_major, c1), (f32, GL), serial)";
 
 /// The levels of the outputs that fills (`to_accum`'s first stage) set in `imp`.
 fn filled_levels(imp: &Impl) -> Vec<Level> {

@@ -229,7 +229,7 @@ fn check_mode_in_name(file: &Path, target: &Target, mode: SearchMode) -> Result<
     }
     let example = database::path(Path::new(""), target, mode);
     Err(format!(
-        "--db {}: {mode} are kept apart from others; give a file named as `{}` is",
+        "--db {}: {mode} are kept apart from others; name the file `{}` (in any directory)",
         file.display(),
         example.display()
     ))

@@ -9,7 +9,7 @@
 //! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
 //! (see [`move_traffic`]).
 
-use crate::cost::{Cost, node_cost, residency};
+use crate::cost::{Cost, may_stream, node_cost, residency, streamed_line_bound};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
@@ -90,12 +90,17 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// child's run the rest of the Spec's ([`crate::cost::cache_fill`]), so each line still pays
 /// the Spec's least weight.
 ///
+/// A Matmul's rhs is the exception: a sub-Spec held in the innermost cache may fill its lines
+/// into L1 for free ([`crate::cost::streamed_fill`]), so they pay at least
+/// [`streamed_line_bound`] instead.
+///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
 fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let held = residency(spec, target);
+    let output_in_registers = spec.operands().last().is_some_and(|t| t.level() == Level::VRF);
     spec.operands()
         .iter()
         .enumerate()
@@ -104,9 +109,14 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
             spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
                 || !KernelKind::any_accepts(prim, i, t.level())
         })
-        .map(|(_, t)| {
-            let bytes = t.data_bytes();
-            bytes.div_ceil(line) * target.least_line_cost(t.level(), held)
+        .map(|(i, t)| {
+            let weight = target.least_line_cost(t.level(), held);
+            let weight = if t.level() == Level::GL && may_stream(prim, i) {
+                streamed_line_bound(weight, output_in_registers, target)
+            } else {
+                weight
+            };
+            t.data_bytes().div_ceil(line) * weight
         })
         .sum()
 }
@@ -222,8 +232,12 @@ pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], targ
 /// memory, the fill weight of a line held in the innermost cache, the least.
 ///
 /// This relies on a fact of the cost model, checked in debug builds by
-/// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels.
+/// [`crate::cost::node_cost`]: kernels allocate nothing at addressed levels. In L1 a streamed
+/// fill ([`crate::cost::streamed_fill`]) allocates for free, so there the bound is 0.
 pub fn min_cost_for_peak(level: Level, peak: u64, target: &Target) -> u64 {
+    if level.is_hardware_managed() {
+        return 0;
+    }
     let line = u64::from(target.line_bytes);
     let weight = target.least_line_cost(level, target.innermost_residency());
     let min_bytes = (1..64u32).map(|k| (u64::from(k) * line).max(peak >> k)).min().unwrap_or(peak);

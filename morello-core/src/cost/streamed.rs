@@ -1,0 +1,74 @@
+//! Streamed fills: the hardware cache fills of a Matmul's rhs that cost nothing, because L2
+//! delivers them while the multiply-adds run.
+//!
+//! A register tile that runs over the whole of `k` (a 6×64 tile of the output summed in
+//! registers and stored once) reads its rhs one 256-byte row per step of `k`; with the rhs in
+//! 64-column panels (`[2, 1, 2 p64]`), the rows follow each other in memory and L2 streams them
+//! into L1 while the core runs the step's 24 multiply-adds. On the Zen 4 development VM such
+//! tiles ran at 97% of the FMA peak at 1024³ and 2048³, 7–9% faster than the 128-deep tiles
+//! whose rhs block stays in L1, yet the model charged them 29% more: each step's fill paid its
+//! 4 lines at L2's fill weight and again at L1's (`bench/README.md`, "Full-k register tiles").
+//!
+//! So a hardware fill ([`crate::imp::AllocNode::cache_miss`]) of the rhs into L1 is free
+//! ([`streamed_fill`]) when the Spec is held in the innermost cache and the rhs tile is a
+//! contiguous run of at least two rows of `k`: rows that follow each other in memory, which
+//! is what lets the prefetchers stream them. A single row is not enough: tiles that read the
+//! 256-byte rows of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5% slower than
+//! today's kernel at 1024³ under a trial model that made those fills free too. The lhs keeps
+//! its fill costs: its register tile reads one value from each of several rows per step.
+//!
+//! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
+//! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
+//! cost at least, for the search's bounds, is [`streamed_line_bound`].
+
+use crate::level::Level;
+use crate::primitive::Primitive;
+use crate::spec::LogicalSpec;
+use crate::target::{Residency, Target};
+
+/// The operand whose fills may stream: a Matmul's rhs.
+const RHS: usize = 1;
+
+/// Whether a Spec of primitive `primitive` may fill operand `operand` into L1 for free, in
+/// some sub-Spec.
+pub fn may_stream(primitive: Primitive, operand: usize) -> bool {
+    matches!(primitive, Primitive::Matmul { .. }) && operand == RHS
+}
+
+/// Whether a hardware cache fill of operand `operand` of `spec`, held in `held`, into L1 is
+/// streamed: free. See the module documentation.
+pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target: &Target) -> bool {
+    let Some(primitive) = spec.primitive() else { return false };
+    if !may_stream(primitive, operand) || held != target.innermost_residency() || held == Residency::Memory {
+        return false;
+    }
+    let rhs = &spec.operands()[operand];
+    const K: usize = 2;
+    rhs.level() == Level::GL && rhs.is_contiguous() && spec.shape()[K] >= 2
+}
+
+/// The least a line of a Matmul's rhs in global memory costs, for a Spec in which `weight` is
+/// what the old bound charged it (the least weight of a line there,
+/// [`Target::least_line_cost`]) and `output_in_registers` says whether the Spec's output is in
+/// vector registers.
+///
+/// A line may be filled into L1 for free in a sub-Spec held in the innermost cache, after
+/// paying the difference between the Spec's fill weight and that cache's on its way in
+/// ([`crate::cost::cache_fill`]). From L1 it still has to reach the kernels: a move into
+/// registers costs at least 1 per vector (a line holds at least one), `MultAdd` and the dot
+/// products charge their L1 operands' lines (at L1's weight, at least 1), and the broadcast
+/// kernels, which may read a scalar of the rhs straight from L1 at no charge, cost at least
+/// `2/L` more per call than the search's bound on a Matmul's kernels counts for them (`L` the
+/// lanes of a vector): with one call per value of the rhs, at least 2 per line of 64 bytes for
+/// vectors of up to 64 bytes. That slack is not there when the output is already in vector
+/// registers (its bound counts those calls at up to their full constant), so such Specs count
+/// nothing for leaving L1.
+pub fn streamed_line_bound(weight: u64, output_in_registers: bool, target: &Target) -> u64 {
+    let innermost = target.innermost_residency();
+    if innermost == Residency::Memory {
+        return weight;
+    }
+    let streamed_fill = target.fill_line_cost(innermost);
+    let leaving_l1 = if output_in_registers { 0 } else { target.level(Level::L1).line_cost.min(1) };
+    weight.saturating_sub(streamed_fill) + streamed_fill.min(leaving_l1)
+}
