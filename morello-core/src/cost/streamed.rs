@@ -13,9 +13,10 @@
 //! ([`streamed_fill`]) when the Spec is held in the innermost cache and the rhs tile is a
 //! contiguous run of at least two rows of `k`: rows that follow each other in memory, which
 //! is what lets the prefetchers stream them. A single row is not enough: tiles that read the
-//! 256-byte rows of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5% slower than
-//! today's kernel at 1024³ under a trial model that made those fills free too. The lhs keeps
-//! its fill costs: its register tile reads one value from each of several rows per step.
+//! 256-byte rows of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5% slower at 1024³
+//! than the kernel cost model 15 chose, under a trial model that made those fills free too.
+//! The lhs keeps its fill costs: its register tile reads one value from each of several rows
+//! per step.
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
