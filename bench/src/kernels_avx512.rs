@@ -50,8 +50,11 @@ morello::kernel! {
     /// `a` and each panel runs 6×64 register tiles over the whole of `k` (1024 deep): each tile
     /// of `c` is summed in registers from start to end and stored once, while its panel of `b`
     /// (256 KiB) streams from L2. The search implements the copy and the register tiles.
-    /// The search does not choose this plan: the cost model charges every row of `b` brought
-    /// into L1 on top of the FMAs it feeds (`bench/README.md`, "Full-k register tiles").
+    /// The search does not choose this plan. Cost model 15 charged every row of `b` brought
+    /// into L1 on top of the FMAs it feeds and costed it 29% above the searched optimum;
+    /// model 16 streams those fills, and the plan (with `b` prepacked) costs 188,743,680,
+    /// still 2.4% above the narrowed search's 184,352,768 (`bench/README.md`, "Full-k register
+    /// tiles" and "Cost model 16").
     #[target(avx512)]
     pub fn gemm1024_full_k(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
