@@ -1,8 +1,10 @@
 //! The affine cost model of paper §3, with peak-memory tracking.
 //!
 //! [`node_cost`] composes a node's cost from its children's; it is the only definition, used
-//! both to cost complete Impls ([`impl_cost`]) and inside the search. Every node costs at least
-//! as much as each child, which gives synthesis its optimal substructure.
+//! both to cost complete Impls ([`impl_cost`]) and inside the search (which keeps a node's
+//! [`NodeCharges`], the terms that do not depend on the children, to bound it many times).
+//! Every node costs at least as much as each child, which gives synthesis its optimal
+//! substructure.
 //!
 //! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
 //! makes the hardware prefetchers miss ([`scattered_lines`]), and, unless it is a spread loop,
@@ -26,11 +28,13 @@
 //! in L2, so the search copies it into a contiguous buffer first where its reuse pays for that.
 
 mod caches;
+mod charges;
 mod streamed;
 mod streams;
 mod tree;
 
 pub use caches::{cache_fill, loop_cache_fill, residency};
+pub use charges::NodeCharges;
 pub use streamed::{may_stream, streamed_fill, streamed_line_bound};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
@@ -70,32 +74,23 @@ impl PartialOrd for Cost {
 /// The cost of a node of kind `node` implementing `spec`, given its children's costs in
 /// [`Impl::children`] order. `node` must not be an unscheduled leaf.
 pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Target) -> Cost {
-    let held = residency(spec.logical(), target);
-    // A serial loop's body pays its fills in `loop_cache_fill`, which knows what iterations
-    // reuse.
-    let serial_loop = matches!(node, ImplNode::Loop(l) if !l.parallel);
-    let filled: SmallVec<[Cost; 4]>;
-    let fills = held > target.innermost_residency();
-    let children = if fills {
-        // Each run of a child held further in reads its data from where this Spec's is once
-        // (see `caches`).
-        filled = children
-            .iter()
-            .zip(node.children())
-            .enumerate()
-            .map(|(i, (c, imp))| {
-                let fill = if serial_loop && i == 0 { 0 } else { cache_fill(imp.spec.logical(), held, target) };
-                Cost { main: c.main.saturating_add(fill), ..*c }
-            })
-            .collect();
-        &filled
-    } else {
-        children
-    };
+    node_cost_charged(spec, node, &NodeCharges::new(spec, node, target), children, target)
+}
+
+/// [`node_cost`] with the node's [`NodeCharges`] already worked out (by
+/// [`NodeCharges::new`] for the same `spec`, `node` and `target`).
+pub fn node_cost_charged(
+    spec: &Spec,
+    node: &ImplNode,
+    charges: &NodeCharges,
+    children: &[Cost],
+    target: &Target,
+) -> Cost {
+    let mains: SmallVec<[u64; 4]> = children.iter().map(|c| c.main).collect();
+    let main = charges.main(&mains);
     let peak = children.iter().fold(MemoryUsage::zero(), |acc, c| acc.max_per_level(&c.peak));
     let depth = 1 + children.iter().map(|c| c.depth).max().unwrap_or(0);
-    let sum = |costs: &[Cost]| costs.iter().fold(0u64, |acc, c| acc.saturating_add(c.main));
-    match node {
+    let peak = match node {
         ImplNode::Spec => panic!("an unscheduled Spec has no cost"),
         ImplNode::Kernel(k) => {
             let peak = k.memory(spec.logical(), target);
@@ -103,51 +98,13 @@ pub fn node_cost(spec: &Spec, node: &ImplNode, children: &[Cost], target: &Targe
                 Level::ALL.iter().all(|&l| l.is_register_file() || peak.get(l) == 0),
                 "{k} allocates at an addressed level, which search::bounds::min_cost_for_peak rules out"
             );
-            Cost { main: k.cost(spec.logical(), target), peak, depth }
+            peak
         }
-        ImplNode::Loop(l) => {
-            let trips = l.full_tiles(spec.shape());
-            let restarted = if l.spread { 0 } else { streams::restarted_lines(spec, &l.tile, target) };
-            let unprefetched = streams::scattered_lines(spec, &l.tile, target)
-                .saturating_add(restarted)
-                .saturating_mul(target.unprefetched_line_cost(held));
-            let iteration = children[0].main.saturating_add(unprefetched);
-            let main = if l.parallel {
-                let p = &target.parallel;
-                let rounds = trips.div_ceil(u64::from(p.processors));
-                iteration
-                    .saturating_mul(rounds)
-                    .saturating_add(p.setup)
-                    .saturating_add(p.per_iteration.saturating_mul(trips))
-            } else {
-                let body = l.body.spec.logical();
-                let fill = if fills { loop_cache_fill(spec.logical(), &l.tile, body, held, target) } else { 0 };
-                iteration.saturating_mul(trips).saturating_add(fill)
-            };
-            Cost { main: main.saturating_add(sum(&children[1..])), peak, depth }
-        }
-        ImplNode::Alloc(a) => {
-            let source = spec.operand(a.operand);
-            // A hardware cache fill reads its source at the fill weight (`Cache`), or streams
-            // for free (`streamed`).
-            let moved = if a.cache_miss && streamed_fill(spec.logical(), a.operand, held, target) {
-                0
-            } else {
-                let read = if a.cache_miss { source.fill_cost(target, held) } else { source.move_cost(target, held) };
-                a.tensor.move_cost(target, held) + read
-            };
-            let own = a.tensor.consumption(target);
-            Cost {
-                main: moved.saturating_add(sum(children)),
-                peak: peak.plus_allocation(a.tensor.level(), own, target),
-                depth,
-            }
-        }
-        ImplNode::Block(b) => {
-            let temps = b.temps.iter().fold(0u64, |acc, t| acc.saturating_add(t.move_cost(target, held)));
-            Cost { main: sum(children).saturating_add(temps), peak: temps_peak(&b.temps, peak, target), depth }
-        }
-    }
+        ImplNode::Loop(_) => peak,
+        ImplNode::Alloc(a) => peak.plus_allocation(a.tensor.level(), a.tensor.consumption(target), target),
+        ImplNode::Block(b) => temps_peak(&b.temps, peak, target),
+    };
+    Cost { main, peak, depth }
 }
 
 /// The cost of a complete implementation, computed from scratch; `None` if any Spec in it is

@@ -344,16 +344,24 @@ impl Layout {
     /// Estimated number of cache lines a tensor of `shape` and `dtype_bytes`-sized elements
     /// touches: every non-contiguous position starts a new run of lines.
     pub fn cache_lines(&self, shape: &[u32], dtype_bytes: u32, line_bytes: u32) -> u64 {
+        let (runs, block) = self.runs_and_block(shape);
+        runs * (block * u64::from(dtype_bytes)).div_ceil(u64::from(line_bytes))
+    }
+
+    /// How many contiguous runs a tensor of `shape` in this layout has (the positions outside
+    /// its innermost contiguous block), and the elements of each run
+    /// ([`Layout::contiguous_block`]).
+    pub fn runs_and_block(&self, shape: &[u32]) -> (u64, u64) {
         let split = self.dims.len() - usize::from(self.contig);
-        let (mut outer, mut block) = (1u64, 1u64);
+        let (mut runs, mut block) = (1u64, 1u64);
         for (i, extent) in self.extents_iter(shape).enumerate() {
             if i < split {
-                outer *= u64::from(extent);
+                runs *= u64::from(extent);
             } else {
                 block *= u64::from(extent);
             }
         }
-        outer * (block * u64::from(dtype_bytes)).div_ceil(u64::from(line_bytes))
+        (runs, block)
     }
 
     /// The layout of a `tile_shape` tile of a tensor of `parent_shape` in this layout, with

@@ -80,7 +80,7 @@ use shared_memo::SharedMemo;
 pub use slack::{ParseSlackError, Slack};
 pub use space::{ParseSearchSpaceError, SearchSpace};
 
-use crate::cost::{Cost, node_cost};
+use crate::cost::{Cost, NodeCharges, node_cost_charged, residency};
 use crate::db::Database;
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
@@ -474,10 +474,10 @@ impl Synthesizer {
     }
 
     /// The static bounds of `node`'s children and `node`'s bound from them.
-    fn estimated_node_bound(&self, spec: &Spec, node: &ImplNode) -> EstimatedNode {
+    fn estimated_node_bound(&self, node: &ImplNode, charges: &NodeCharges) -> EstimatedNode {
         let children: SmallVec<[u64; 4]> =
             node.children().iter().map(|child| self.estimated_bound(child.spec.logical())).collect();
-        let bound = bounds::node_lower_bound(spec, node, &children, self.target);
+        let bound = charges.main(&children);
         EstimatedNode { children, bound }
     }
 
@@ -486,8 +486,8 @@ impl Synthesizer {
     /// implementation at all.
     fn known_node_bounds(
         &self,
-        spec: &Spec,
         node: &ImplNode,
+        charges: &NodeCharges,
         estimated: &EstimatedNode,
     ) -> Option<(u64, u64, SmallVec<[u64; 4]>)> {
         let mut global: SmallVec<[u64; 4]> = SmallVec::new();
@@ -501,7 +501,7 @@ impl Synthesizer {
         // bounds are the one already computed.
         let bound_with = |children: &[u64]| match children == estimated.children.as_slice() {
             true => estimated.bound,
-            false => bounds::node_lower_bound(spec, node, children, self.target),
+            false => charges.main(children),
         };
         let global_bound = bound_with(&global);
         let local_bound = if local == global { global_bound } else { bound_with(&local) };
@@ -528,6 +528,7 @@ impl Synthesizer {
         let at_max = *spec.limits() == self.target.max_limits();
         let known = self.memo.take_learned(spec);
         let candidates = self.space.actions(spec, self.target);
+        let held = residency(spec.logical(), self.target);
         let mut learned: Vec<Learned> = vec![Learned::NOTHING; candidates.len()];
         // The position in `candidates` of the best decision so far.
         let mut best_index = usize::MAX;
@@ -574,14 +575,16 @@ impl Synthesizer {
             // The node is evaluated beside its Spec: an `Impl` would clone the Spec per rewrite.
             // Most rewrites exceed the threshold on their children's static bounds alone, which
             // need no memo lookup.
-            let estimated = self.estimated_node_bound(spec, &node);
+            let charges = NodeCharges::held_in(spec, held, &node, self.target);
+            let estimated = self.estimated_node_bound(&node, &charges);
             if estimated.bound > threshold {
                 self.stats.pruned += 1;
                 learned[index] = Learned::at_least(estimated.bound);
                 estimated_only.push((estimated.bound, index));
                 continue;
             }
-            let Some((global_bound, local_bound, mut local)) = self.known_node_bounds(spec, &node, &estimated) else {
+            let Some((global_bound, local_bound, mut local)) = self.known_node_bounds(&node, &charges, &estimated)
+            else {
                 learned[index] = Learned::NEVER;
                 continue; // a child has no implementation at any limits
             };
@@ -593,7 +596,7 @@ impl Synthesizer {
                 continue;
             }
             self.stats.actions_tried += 1;
-            let evaluation = self.evaluate(spec, &node, &mut local, threshold);
+            let evaluation = self.evaluate(spec, &node, &charges, &mut local, threshold);
             if self.timed_out {
                 // Children were cut short: what they returned proves nothing.
                 return SearchResult::Exceeds(u64::MAX);
@@ -635,8 +638,9 @@ impl Synthesizer {
                     break;
                 }
                 let node = candidates[index].apply(spec, self.target).expect("it applied before");
-                let estimated = self.estimated_node_bound(spec, &node);
-                learned[index] = match self.known_node_bounds(spec, &node, &estimated) {
+                let charges = NodeCharges::held_in(spec, held, &node, self.target);
+                let estimated = self.estimated_node_bound(&node, &charges);
+                learned[index] = match self.known_node_bounds(&node, &charges, &estimated) {
                     Some((_, bound, _)) => {
                         exceeded = exceeded.min(bound);
                         considered.push((bound, None));
@@ -710,11 +714,18 @@ impl Synthesizer {
     /// Solves the children of `node` (implementing `spec`) in order, each under the budget its
     /// siblings' current lower bounds (`bounds`, updated as children are solved) leave within
     /// `threshold`.
-    fn evaluate(&mut self, spec: &Spec, node: &ImplNode, bounds: &mut [u64], threshold: u64) -> Evaluation {
+    fn evaluate(
+        &mut self,
+        spec: &Spec,
+        node: &ImplNode,
+        charges: &NodeCharges,
+        bounds: &mut [u64],
+        threshold: u64,
+    ) -> Evaluation {
         let mut horizon = unbounded();
         let mut costs: SmallVec<[Cost; 4]> = SmallVec::new();
         for (i, child) in node.children().iter().enumerate() {
-            let budget = child_budget(spec, node, bounds, i, threshold, self.target);
+            let budget = child_budget(charges, bounds, i, threshold);
             match self.solve(&child.spec, budget) {
                 Outcome::Solved(Some(cost), child_horizon) => {
                     include_child_horizon(&mut horizon, node, &child_horizon, self.target);
@@ -727,11 +738,11 @@ impl Synthesizer {
                 }
                 Outcome::Exceeds(bound) => {
                     bounds[i] = bound;
-                    return Evaluation::Exceeded(bounds::node_lower_bound(spec, node, bounds, self.target));
+                    return Evaluation::Exceeded(charges.main(bounds));
                 }
             }
         }
-        Evaluation::Complete(node_cost(spec, node, &costs, self.target), horizon)
+        Evaluation::Complete(node_cost_charged(spec, node, charges, &costs, self.target), horizon)
     }
 
     /// `action` applied to `spec` at the smallest limits where it fits, raising each level
@@ -806,18 +817,18 @@ enum SearchResult {
     Exceeds(u64),
 }
 
-/// The most child `i` of `node` (implementing `spec`) may cost for the whole to stay within
+/// The most child `i` of a node (of `charges`) may cost for the whole to stay within
 /// `threshold`, with the other children at their lower bounds. Node costs are affine in each
 /// child's cost.
-fn child_budget(spec: &Spec, node: &ImplNode, bounds: &[u64], i: usize, threshold: u64, target: &Target) -> u64 {
+fn child_budget(charges: &NodeCharges, bounds: &[u64], i: usize, threshold: u64) -> u64 {
     if threshold == u64::MAX {
         return u64::MAX;
     }
     let mut probe: SmallVec<[u64; 4]> = SmallVec::from_slice(bounds);
     probe[i] = 0;
-    let base = bounds::node_lower_bound(spec, node, &probe, target);
+    let base = charges.main(&probe);
     probe[i] = 1;
-    let slope = (bounds::node_lower_bound(spec, node, &probe, target) - base).max(1);
+    let slope = (charges.main(&probe) - base).max(1);
     threshold.saturating_sub(base) / slope
 }
 

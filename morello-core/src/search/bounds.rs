@@ -9,16 +9,14 @@
 //! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
 //! (see [`move_traffic`]).
 
-use crate::cost::{Cost, may_stream, node_cost, residency, streamed_line_bound};
+use crate::cost::{NodeCharges, may_stream, residency, streamed_line_bound};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
 use crate::level::Level;
-use crate::limits::MemoryUsage;
 use crate::primitive::{Direction, Primitive};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
-use smallvec::SmallVec;
 
 /// A lower bound on the main cost of any implementation of `spec`.
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
@@ -214,11 +212,10 @@ fn cheapest_memory_weight(target: &Target) -> u64 {
 
 /// A lower bound on the main cost of any implementation of `spec` that starts with `node`,
 /// given lower bounds for its children.
+/// (The search, which bounds a node many times, keeps its [`NodeCharges`] instead.)
 pub fn node_lower_bound(spec: &Spec, node: &ImplNode, child_bounds: &[u64], target: &Target) -> u64 {
     debug_assert!(!matches!(node, ImplNode::Spec));
-    let children: SmallVec<[Cost; 4]> =
-        child_bounds.iter().map(|&main| Cost { main, peak: MemoryUsage::zero(), depth: 0 }).collect();
-    node_cost(spec, node, &children, target).main
+    NodeCharges::new(spec, node, target).main(child_bounds)
 }
 
 /// A lower bound on the main cost of any implementation whose peak at `level` (an addressed

@@ -39,7 +39,7 @@ impl TensorSpec {
         if !self.0.paged || self.is_contiguous() {
             return lines;
         }
-        let run_bytes = self.0.layout.contiguous_block(&self.0.shape) * u64::from(self.0.dtype.size_bytes());
+        let run_bytes = self.0.run_bytes;
         let line = u64::from(target.line_bytes);
         let page = u64::from(target.streams.page_bytes);
         let (run_lines, page_lines) = (run_bytes.div_ceil(line).max(1), (page / line).max(1));
