@@ -25,7 +25,9 @@
 //! ```
 //!
 //! Synthesis results persist in a database (paper §4.1), one file per target, so a kernel is
-//! searched for once and later builds only read it back:
+//! searched for once and later builds only read it back. A long synthesis saves as it goes:
+//! after each kernel, once five minutes have passed since a thread last saved, so a build
+//! stopped partway keeps the kernels it finished.
 //!
 //! * by default the database lives in `morello/` under Cargo's target directory, shared by
 //!   every crate of the workspace (concurrent build scripts lock it only while saving);
@@ -270,8 +272,16 @@ impl Build {
                 println!("cargo::rerun-if-changed={}", path.display());
             }
             let start = Instant::now();
-            let done =
-                workers::synthesize(target_jobs, database::open(&path, target), Mode { offline, search }, threads);
+            // Offline, nothing is searched and nothing is saved.
+            let checkpoint =
+                (!offline).then_some(workers::Checkpoint { path: &path, every: workers::CHECKPOINT_EVERY, verbose });
+            let done = workers::synthesize(
+                target_jobs,
+                database::open(&path, target),
+                Mode { offline, search },
+                threads,
+                checkpoint,
+            );
             output.synthesis_time += start.elapsed();
             let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
             output.kernels_searched += done.solved.iter().filter(|s| s.searched > 0).count();

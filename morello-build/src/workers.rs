@@ -8,12 +8,20 @@
 //! (one kernel on two cores, say) search inside each worker's synthesizer, which does not
 //! change its results (see `Synthesizer::set_threads`). Everything every worker solved is
 //! added to one database at the end.
+//!
+//! A long synthesis also saves as it goes ([`Checkpoint`]): after a kernel, a worker that has
+//! searched for [`CHECKPOINT_EVERY`] since it last saved adds what it found to the database
+//! file, so a build stopped an hour in (killed, or out of time in CI) keeps every kernel it
+//! finished. Saving merges under the file's lock, so workers save independently, and the
+//! results do not change.
 
+use crate::database;
 use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
 use morello_core::search::{SearchMode, Synthesizer};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How one kernel's synthesis went.
@@ -55,8 +63,45 @@ pub(crate) struct Mode {
     pub search: SearchMode,
 }
 
-/// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`.
-pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, threads: usize) -> Synthesized {
+/// How long a worker searches before it saves what it found (after the kernel in progress).
+pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(5 * 60);
+
+/// Where and how often workers save what they found while synthesis goes on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checkpoint<'a> {
+    /// The database file.
+    pub path: &'a Path,
+    /// The least time between a worker's saves.
+    pub every: Duration,
+    /// Whether to say on stderr when a worker saves.
+    pub verbose: bool,
+}
+
+impl Checkpoint<'_> {
+    /// Adds what `synth` found to the file. A failure is only reported: the database is saved
+    /// again at the end, where it is an error.
+    fn save(&self, synth: &Synthesizer, kernels_done: usize) {
+        let mut db = Database::new(synth.target());
+        synth.record_into(&mut db);
+        match database::save(&mut db, self.path) {
+            Ok(()) if self.verbose => {
+                eprintln!("morello: checkpoint: saved what {kernels_done} kernel(s) found to {}", self.path.display())
+            }
+            Ok(()) => {}
+            Err(report) => eprintln!("morello: checkpoint not saved: {report}"),
+        }
+    }
+}
+
+/// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`, saving
+/// to `checkpoint` as it goes.
+pub(crate) fn synthesize(
+    jobs: Vec<SynthesisJob>,
+    db: Database,
+    mode: Mode,
+    threads: usize,
+    checkpoint: Option<Checkpoint<'_>>,
+) -> Synthesized {
     let (worker_of, workers) = assign(&jobs, threads);
     let mut work: Vec<Vec<(usize, SynthesisJob)>> = (0..workers).map(|_| Vec::new()).collect();
     for (index, job) in jobs.into_iter().enumerate() {
@@ -79,8 +124,21 @@ pub(crate) fn synthesize(jobs: Vec<SynthesisJob>, db: Database, mode: Mode, thre
                         synth.set_offline(mode.offline);
                         synth.set_search_mode(mode.search);
                         synth.set_threads(search_threads);
-                        let solved: Vec<Solved> =
-                            jobs.into_iter().map(|(index, job)| run_one(&mut synth, index, job)).collect();
+                        let mut solved: Vec<Solved> = Vec::new();
+                        let mut last_save = Instant::now();
+                        let mut unsaved = false;
+                        for (index, job) in jobs {
+                            let done = run_one(&mut synth, index, job);
+                            unsaved |= done.searched > 0;
+                            solved.push(done);
+                            if let Some(checkpoint) = checkpoint
+                                && unsaved
+                                && last_save.elapsed() >= checkpoint.every
+                            {
+                                checkpoint.save(&synth, solved.len());
+                                (last_save, unsaved) = (Instant::now(), false);
+                            }
+                        }
                         (solved, synth)
                     })
                     .expect("spawning a synthesis worker")
@@ -159,6 +217,36 @@ mod tests {
     fn per_worker(jobs: &[SynthesisJob], threads: usize) -> Vec<Vec<usize>> {
         let (worker_of, workers) = assign(jobs, threads);
         (0..workers).map(|w| (0..jobs.len()).filter(|&i| worker_of[i] == w).collect()).collect()
+    }
+
+    /// Workers save what they found while they synthesize once a checkpoint is due, and only
+    /// then; the saved database answers the kernels without a search.
+    #[test]
+    fn checkpoints_save_finished_kernels_when_due() {
+        let dir = std::env::temp_dir().join(format!("morello-checkpoint-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("x86-avx2.morellodb");
+        let target = TargetId::X86Avx2.target();
+        let specs = [
+            "Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL), serial)",
+            "Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL), serial)",
+        ];
+        let jobs = || specs.iter().map(|s| job(s)).collect::<Vec<_>>();
+        let online = Mode { offline: false, search: SearchMode::EXACT };
+
+        let never = Checkpoint { path: &path, every: Duration::from_secs(3600), verbose: false };
+        synthesize(jobs(), Database::new(target), online, 1, Some(never));
+        assert!(!path.exists(), "saved before a checkpoint was due");
+
+        let always = Checkpoint { every: Duration::ZERO, ..never };
+        let found = synthesize(jobs(), Database::new(target), online, 1, Some(always));
+        let saved = database::open(&path, target);
+        let offline = synthesize(jobs(), saved, Mode { offline: true, ..online }, 1, None);
+        for (read, searched) in offline.solved.iter().zip(&found.solved) {
+            assert_eq!(read.searched, 0);
+            assert_eq!(read.result.as_ref().expect("in the checkpoint"), searched.result.as_ref().unwrap());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
