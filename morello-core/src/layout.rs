@@ -337,15 +337,7 @@ impl Layout {
 
     /// Number of elements in the innermost contiguous block.
     pub fn contiguous_block(&self, shape: &[u32]) -> u64 {
-        let split = self.dims.len() - usize::from(self.contig);
-        self.extents_iter(shape).skip(split).map(u64::from).product()
-    }
-
-    /// Estimated number of cache lines a tensor of `shape` and `dtype_bytes`-sized elements
-    /// touches: every non-contiguous position starts a new run of lines.
-    pub fn cache_lines(&self, shape: &[u32], dtype_bytes: u32, line_bytes: u32) -> u64 {
-        let (runs, block) = self.runs_and_block(shape);
-        runs * (block * u64::from(dtype_bytes)).div_ceil(u64::from(line_bytes))
+        self.runs_and_block(shape).1
     }
 
     /// How many contiguous runs a tensor of `shape` in this layout has (the positions outside
@@ -621,7 +613,8 @@ mod tests {
     fn cache_lines_follow_contiguity() {
         let shape = [1, 8, 16];
         let rm = Layout::row_major(&shape);
-        assert_eq!(rm.cache_lines(&shape, 4, 64), 8);
-        assert_eq!(rm.with_contig(0).cache_lines(&shape, 4, 64), 128);
+        // One run of 128 elements (8 lines of f32), or 128 runs of one (128 lines).
+        assert_eq!(rm.runs_and_block(&shape), (1, 128));
+        assert_eq!(rm.with_contig(0).runs_and_block(&shape), (128, 1));
     }
 }
