@@ -275,24 +275,30 @@ impl Build {
             // Offline, nothing is searched and nothing is saved.
             let checkpoint =
                 (!offline).then_some(workers::Checkpoint { path: &path, every: workers::CHECKPOINT_EVERY, verbose });
+            // Each kernel is reported as it finishes: a first build can search for hours.
+            let labels: Vec<String> =
+                indices.iter().map(|&i| format!("{}: {}", kernels[i].name, kernels[i].spec)).collect();
+            let report_kernel = |solved: &workers::Solved| {
+                if verbose {
+                    eprintln!(
+                        "morello: {} ({} Specs searched, {} memo hits) in {:.2?}",
+                        labels[solved.index], solved.searched, solved.memo_hits, solved.elapsed
+                    );
+                }
+            };
             let done = workers::synthesize(
                 target_jobs,
                 database::open(&path, target),
                 Mode { offline, search },
                 threads,
                 checkpoint,
+                &report_kernel,
             );
             output.synthesis_time += start.elapsed();
             let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
             output.kernels_searched += done.solved.iter().filter(|s| s.searched > 0).count();
             for solved in done.solved {
                 let decl = &kernels[indices[solved.index]];
-                if verbose {
-                    eprintln!(
-                        "morello: {}: {} ({} Specs searched, {} memo hits) in {:.2?}",
-                        decl.name, decl.spec, solved.searched, solved.memo_hits, solved.elapsed
-                    );
-                }
                 match solved.result {
                     Ok(imp) => implementations[indices[solved.index]] = Some(imp),
                     Err(e) => {

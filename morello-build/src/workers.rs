@@ -94,13 +94,15 @@ impl Checkpoint<'_> {
 }
 
 /// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`, saving
-/// to `checkpoint` as it goes.
+/// to `checkpoint` as it goes and calling `on_solved` (from the worker's thread) as soon as
+/// each kernel is done, so a long build can say what it has finished.
 pub(crate) fn synthesize(
     jobs: Vec<SynthesisJob>,
     db: Database,
     mode: Mode,
     threads: usize,
     checkpoint: Option<Checkpoint<'_>>,
+    on_solved: &(dyn Fn(&Solved) + Sync),
 ) -> Synthesized {
     let (worker_of, workers) = assign(&jobs, threads);
     let mut work: Vec<Vec<(usize, SynthesisJob)>> = (0..workers).map(|_| Vec::new()).collect();
@@ -129,6 +131,7 @@ pub(crate) fn synthesize(
                         let mut unsaved = false;
                         for (index, job) in jobs {
                             let done = run_one(&mut synth, index, job);
+                            on_solved(&done);
                             unsaved |= done.searched > 0;
                             solved.push(done);
                             if let Some(checkpoint) = checkpoint
@@ -220,7 +223,8 @@ mod tests {
     }
 
     /// Workers save what they found while they synthesize once a checkpoint is due, and only
-    /// then; the saved database answers the kernels without a search.
+    /// then; the saved database answers the kernels without a search. Each kernel is reported
+    /// as it finishes.
     #[test]
     fn checkpoints_save_finished_kernels_when_due() {
         let dir = std::env::temp_dir().join(format!("morello-checkpoint-test-{}", std::process::id()));
@@ -235,13 +239,17 @@ mod tests {
         let online = Mode { offline: false, search: SearchMode::EXACT };
 
         let never = Checkpoint { path: &path, every: Duration::from_secs(3600), verbose: false };
-        synthesize(jobs(), Database::new(target), online, 1, Some(never));
+        synthesize(jobs(), Database::new(target), online, 1, Some(never), &|_| {});
         assert!(!path.exists(), "saved before a checkpoint was due");
 
         let always = Checkpoint { every: Duration::ZERO, ..never };
-        let found = synthesize(jobs(), Database::new(target), online, 1, Some(always));
+        let reported = std::sync::Mutex::new(Vec::new());
+        let report = |solved: &Solved| reported.lock().unwrap().push((solved.index, solved.searched));
+        let found = synthesize(jobs(), Database::new(target), online, 1, Some(always), &report);
+        let as_returned: Vec<_> = found.solved.iter().map(|s| (s.index, s.searched)).collect();
+        assert_eq!(reported.into_inner().unwrap(), as_returned, "each kernel reported once, as it finished");
         let saved = database::open(&path, target);
-        let offline = synthesize(jobs(), saved, Mode { offline: true, ..online }, 1, None);
+        let offline = synthesize(jobs(), saved, Mode { offline: true, ..online }, 1, None, &|_| {});
         for (read, searched) in offline.solved.iter().zip(&found.solved) {
             assert_eq!(read.searched, 0);
             assert_eq!(read.result.as_ref().expect("in the checkpoint"), searched.result.as_ref().unwrap());
