@@ -2,7 +2,8 @@
 //! and compiles the oneDNN shim; links OpenBLAS and oneDNN.
 //!
 //! The kernels are built for the AVX-512 target on a CPU with the features its kernels use, and
-//! for the AVX2 target otherwise; `MORELLO_BENCH_TARGET=avx2` (or `avx512`) chooses. The
+//! for the AVX2 target otherwise; `MORELLO_BENCH_TARGET=avx2` (or `avx512`) chooses.
+//! `MORELLO_BENCH_NARROWED=skip` leaves out the narrowed-space kernels. The
 //! benchmark is built to run where it is built, so the build script's CPU is the one measured.
 
 use morello_core::harness::cpu_supports;
@@ -24,11 +25,23 @@ fn main() {
         ("src/kernels_avx2.rs", "src/kernels_narrowed_avx2.rs")
     };
     morello_build::Build::new().file(kernels).compile("bench_kernels");
-    // The large GEMMs wholly searched, in a search space narrowed to make that affordable.
-    morello_build::Build::new()
-        .file(narrowed)
-        .search_space(morello_build::SearchSpace::FixedOutputLayouts)
-        .compile("bench_kernels_narrowed");
+    // The large GEMMs wholly searched, in a search space narrowed to make that affordable: the
+    // longest searches of the first build (hours on AVX2), which `MORELLO_BENCH_NARROWED=skip`
+    // leaves out, with their rows.
+    println!("cargo::rerun-if-env-changed=MORELLO_BENCH_NARROWED");
+    println!("cargo::rustc-check-cfg=cfg(narrowed_kernels)");
+    let narrowed_wanted = match std::env::var("MORELLO_BENCH_NARROWED").as_deref() {
+        Ok("skip") => false,
+        Ok("build") | Err(_) => true,
+        Ok(other) => panic!("MORELLO_BENCH_NARROWED is `{other}`; expected `build` (the default) or `skip`"),
+    };
+    if narrowed_wanted {
+        println!("cargo::rustc-cfg=narrowed_kernels");
+        morello_build::Build::new()
+            .file(narrowed)
+            .search_space(morello_build::SearchSpace::FixedOutputLayouts)
+            .compile("bench_kernels_narrowed");
+    }
     println!("cargo::rerun-if-changed=src/onednn.c");
     cc::Build::new()
         .file("src/onednn.c")

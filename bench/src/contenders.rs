@@ -2,6 +2,7 @@
 
 use crate::aligned::Placed;
 use crate::kernels;
+#[cfg(narrowed_kernels)]
 use crate::kernels_narrowed;
 use crate::peers::Contender;
 use crate::prepack::pack_rhs;
@@ -86,47 +87,31 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         (256, 256, 256) => (&[(SYNTHESIZED, kernels::gemm256, false)], &[]),
         (1024, 1024, 1024) => (
             &[
-                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
                 (BLOCKED, kernels::gemm1024_blocked, false),
                 (FULL_K, kernels::gemm1024_full_k, false),
-                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm1024_blocked_parallel, true),
             ],
-            &[
-                (
-                    kernels_narrowed::GEMM1024_PANELS_SPEC,
-                    &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
-                ),
-                (
-                    kernels::GEMM1024_PANELS_FULL_K_SPEC,
-                    &[
-                        (PANELS_FULL_K, kernels::gemm1024_panels_full_k, false),
-                        (PANELS_FULL_K_PARALLEL, kernels::gemm1024_panels_full_k_parallel, true),
-                    ],
-                ),
-            ],
+            &[(
+                kernels::GEMM1024_PANELS_FULL_K_SPEC,
+                &[
+                    (PANELS_FULL_K, kernels::gemm1024_panels_full_k, false),
+                    (PANELS_FULL_K_PARALLEL, kernels::gemm1024_panels_full_k_parallel, true),
+                ],
+            )],
         ),
         (2048, 2048, 2048) => (
             &[
-                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
                 (BLOCKED, kernels::gemm2048_blocked, false),
                 (FULL_K, kernels::gemm2048_full_k, false),
-                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
                 (BLOCKED_PARALLEL, kernels::gemm2048_blocked_parallel, true),
             ],
-            &[
-                (
-                    kernels_narrowed::GEMM2048_PANELS_SPEC,
-                    &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
-                ),
-                (
-                    kernels::GEMM2048_PANELS_FULL_K_SPEC,
-                    &[
-                        (PANELS_FULL_K, kernels::gemm2048_panels_full_k, false),
-                        (PANELS_FULL_K_PARALLEL, kernels::gemm2048_panels_full_k_parallel, true),
-                    ],
-                ),
-            ],
+            &[(
+                kernels::GEMM2048_PANELS_FULL_K_SPEC,
+                &[
+                    (PANELS_FULL_K, kernels::gemm2048_panels_full_k, false),
+                    (PANELS_FULL_K_PARALLEL, kernels::gemm2048_panels_full_k_parallel, true),
+                ],
+            )],
         ),
         (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),
         (1, 2048, 16384) => (
@@ -145,10 +130,53 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
         ),
         _ => (&[], &[]),
     };
+    let (narrowed, narrowed_packed) = narrowed_kernels(w);
     let copies = inputs.b_copies();
-    let mut all = contenders(kernels, &inputs.a, copies.clone(), threads);
+    let mut all = contenders(narrowed, &inputs.a, copies.clone(), threads);
+    all.extend(prepacked(narrowed_packed, &inputs.a, &inputs.b, copies.len(), threads));
+    all.extend(contenders(kernels, &inputs.a, copies.clone(), threads));
     all.extend(prepacked(packed, &inputs.a, &inputs.b, copies.len(), threads));
     all
+}
+
+/// The kernels wholly searched in the narrowed space for the f32 workload `w`, on `b` as given
+/// and on `b` prepacked (first in its table).
+#[cfg(narrowed_kernels)]
+fn narrowed_kernels(w: &Workload) -> (&'static [Labelled<f32>], &'static [Prepacked<f32>]) {
+    match (w.m, w.k, w.n) {
+        (1024, 1024, 1024) => (
+            &[
+                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm1024_narrowed, false),
+                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm1024_parallel_narrowed, true),
+            ],
+            &[(
+                kernels_narrowed::GEMM1024_PANELS_SPEC,
+                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm1024_panels, false)],
+            )],
+        ),
+        (2048, 2048, 2048) => (
+            &[
+                (SYNTHESIZED_NARROWED, kernels_narrowed::gemm2048_narrowed, false),
+                (SYNTHESIZED_NARROWED_PARALLEL, kernels_narrowed::gemm2048_parallel_narrowed, true),
+            ],
+            &[(
+                kernels_narrowed::GEMM2048_PANELS_SPEC,
+                &[(SYNTHESIZED_NARROWED_PANELS, kernels_narrowed::gemm2048_panels, false)],
+            )],
+        ),
+        _ => (&[], &[]),
+    }
+}
+
+/// None: the benchmark was built with `MORELLO_BENCH_NARROWED=skip`.
+#[cfg(not(narrowed_kernels))]
+fn narrowed_kernels(_: &Workload) -> (&'static [Labelled<f32>], &'static [Prepacked<f32>]) {
+    (&[], &[])
+}
+
+/// Whether this build left out `w`'s narrowed-space kernels (`MORELLO_BENCH_NARROWED=skip`).
+pub fn narrowed_left_out(w: &Workload) -> bool {
+    !cfg!(narrowed_kernels) && !w.bf16 && matches!((w.m, w.k, w.n), (1024, 1024, 1024) | (2048, 2048, 2048))
 }
 
 /// The kernels of `groups` as contenders on `a` and `copies` copies of `b` packed for each

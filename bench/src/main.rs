@@ -13,6 +13,8 @@ mod contenders;
 #[cfg_attr(kernels_avx2, path = "kernels_avx2.rs")]
 #[cfg_attr(not(kernels_avx2), path = "kernels_avx512.rs")]
 mod kernels;
+// Left out with `MORELLO_BENCH_NARROWED=skip` (`build.rs`).
+#[cfg(narrowed_kernels)]
 #[cfg_attr(kernels_avx2, path = "kernels_narrowed_avx2.rs")]
 #[cfg_attr(not(kernels_avx2), path = "kernels_narrowed_avx512.rs")]
 mod kernels_narrowed;

@@ -106,5 +106,10 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
     if !has_morello {
         println!("  {:<width$} no synthesized kernel for this shape (see bench/README.md)", "Morello");
     }
+    if crate::contenders::narrowed_left_out(w) {
+        println!(
+            "  (the kernels wholly searched in the narrowed space are left out: built with MORELLO_BENCH_NARROWED=skip)"
+        );
+    }
     println!("  (% is {ceiling_name}; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)");
 }
