@@ -25,10 +25,13 @@ const SYNTHESIZED_PANELS: &str = "Morello (synthesized, b in panels)";
 const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
 /// Label of kernels found entirely by the search in the narrowed search space (no relayouts of
 /// the output within global memory; `kernels_narrowed_*.rs`).
+#[cfg(narrowed_kernels)]
 const SYNTHESIZED_NARROWED: &str = "Morello (synthesized, narrowed space)";
 /// The same, reading `b` prepacked in panels of 64 columns.
+#[cfg(narrowed_kernels)]
 const SYNTHESIZED_NARROWED_PANELS: &str = "Morello (synthesized, b in panels, narrowed space)";
 /// The same for kernels with parallel loops, which the search placed too.
+#[cfg(narrowed_kernels)]
 const SYNTHESIZED_NARROWED_PARALLEL: &str = "Morello (synthesized parallel, narrowed space)";
 /// Label of kernels whose outer loops were scheduled by hand.
 const BLOCKED: &str = "Morello (256³ blocks by hand, rest searched)";
