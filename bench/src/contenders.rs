@@ -146,6 +146,7 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
 /// and on `b` prepacked (first in its table).
 #[cfg(narrowed_kernels)]
 fn narrowed_kernels(w: &Workload) -> (&'static [Labelled<f32>], &'static [Prepacked<f32>]) {
+    // One arm per size of `NARROWED_SIZES`.
     match (w.m, w.k, w.n) {
         (1024, 1024, 1024) => (
             &[
@@ -177,9 +178,12 @@ fn narrowed_kernels(_: &Workload) -> (&'static [Labelled<f32>], &'static [Prepac
     (&[], &[])
 }
 
+/// The sizes `n` of the f32 `n³` GEMMs that [`narrowed_kernels`] has kernels for.
+const NARROWED_SIZES: [usize; 2] = [1024, 2048];
+
 /// Whether this build left out `w`'s narrowed-space kernels (`MORELLO_BENCH_NARROWED=skip`).
 pub fn narrowed_left_out(w: &Workload) -> bool {
-    !cfg!(narrowed_kernels) && !w.bf16 && matches!((w.m, w.k, w.n), (1024, 1024, 1024) | (2048, 2048, 2048))
+    !cfg!(narrowed_kernels) && !w.bf16 && w.m == w.k && w.k == w.n && NARROWED_SIZES.contains(&w.n)
 }
 
 /// The kernels of `groups` as contenders on `a` and `copies` copies of `b` packed for each

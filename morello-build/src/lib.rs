@@ -53,7 +53,8 @@
 //! common (the same blocks under different schedules) share a thread, which solves it once.
 //!
 //! Environment: `MORELLO_VERBOSE=1` prints each kernel's synthesis statistics as it finishes,
-//! and each checkpoint saved, to the build script's output (shown by `cargo build -vv`); `CC` and `CFLAGS` are honored as by [`cc`].
+//! and each checkpoint saved, to the build script's output (shown by `cargo build -vv`); `CC`
+//! and `CFLAGS` are honored as by [`cc`].
 //! The generated C stays in `OUT_DIR/morello/` for inspection.
 
 #![warn(missing_docs)]

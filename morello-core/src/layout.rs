@@ -610,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn cache_lines_follow_contiguity() {
+    fn runs_follow_contiguity() {
         let shape = [1, 8, 16];
         let rm = Layout::row_major(&shape);
         // One run of 128 elements (8 lines of f32), or 128 runs of one (128 lines).
