@@ -5,7 +5,7 @@
 
 mod common;
 
-use morello_core::cost::{impl_cost, residency, streamed_fill};
+use morello_core::cost::{impl_cost, may_stream, residency, streamed_fill};
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::level::Level;
 use morello_core::schedule::PartialImpl;
@@ -61,6 +61,31 @@ fn only_contiguous_runs_of_several_rows_of_the_rhs_stream() {
     // A Spec whose data does not fit in L2 (an rhs of 2 MiB) reads it from further out.
     let too_big = format!("MatmulAccum(1x6x8192x64, (f32, GL), (f32, GL), {out})");
     assert_eq!(streamed_operands(&too_big), [false; 3]);
+}
+
+/// Whether the bounds let some sub-Spec of the Spec `text` stream its rhs.
+fn rhs_may_stream(text: &str) -> bool {
+    let spec = Spec::parse_for(text, &X86_AVX512).unwrap();
+    let logical = spec.logical();
+    may_stream(logical.primitive().unwrap(), 1, &logical.operands()[1])
+}
+
+#[test]
+fn an_rhs_whose_runs_are_pieces_of_single_rows_has_no_tile_that_streams() {
+    let out = "(f32, GL)";
+    // Rows that follow each other, whole or in 64-column panels: a tile of several rows of
+    // either is contiguous.
+    assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})")));
+    assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x128, (f32, GL), (f32, GL, [2, 1, 2 p64], c2), {out})")));
+    // Pieces of the rows of a wider matrix: each run is one row of `k`.
+    assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL, row_major, c1), {out})")));
+    assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL, row_major, c1, paged), {out})")));
+    // One row: a tile of it has a single value of `k`.
+    assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")));
+    // Only the rhs of a Matmul streams.
+    let spec = Spec::parse_for(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})"), &X86_AVX512).unwrap();
+    let logical = spec.logical();
+    assert!(!may_stream(logical.primitive().unwrap(), 0, &logical.operands()[0]));
 }
 
 #[test]

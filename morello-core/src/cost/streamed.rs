@@ -20,27 +20,60 @@
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
-//! cost at least, for the search's bounds, is [`streamed_line_bound`].
+//! cost at least, for the search's bounds, is [`streamed_line_bound`], for an rhs with a tile
+//! that can stream ([`may_stream`]). An rhs whose contiguous runs are pieces of single rows (a
+//! tile of a wider row-major matrix) keeps the full bound. (On the AVX2 target the narrowed
+//! search of a 256³ GEMM then solved 17.01 million Specs instead of 17.62 million, for the same
+//! kernel; model 15 solved 10.00 million. The bound is not what grew: most of the extra Specs
+//! are Matmuls held in L2 with their rhs in global memory, at every size.)
 
 use crate::level::Level;
 use crate::primitive::Primitive;
 use crate::spec::LogicalSpec;
 use crate::target::{Residency, Target};
+use crate::tensor::TensorSpec;
 
 /// The operand whose fills may stream: a Matmul's rhs.
 const RHS: usize = 1;
 
-/// Whether a Spec of primitive `primitive` may fill operand `operand` into L1 for free, in
-/// some sub-Spec.
-pub fn may_stream(primitive: Primitive, operand: usize) -> bool {
+/// The rhs's logical dimension along `k` (its shape is `[b, k, n]`).
+const RHS_K: u8 = 1;
+
+/// Whether a Spec of primitive `primitive` whose operand `operand` is `tensor` may fill
+/// that operand (or the tiles of it its sub-Specs read in place) into L1 for free, in some
+/// sub-Spec: the operand is a Matmul's rhs, and its contiguous runs hold several rows of `k`.
+///
+/// A streamed fill needs a contiguous tile of at least two rows of `k` ([`streamed_fill`]).
+/// The Matmul rewrites make no views, so a sub-Spec reads the rhs in place only through tiles
+/// of it, and a tile's contiguous innermost dimensions are among its parent's (tiling only
+/// narrows them: [`crate::layout::Layout::tile`]). So when no innermost contiguous physical
+/// dimension of `tensor` runs along `k` with more than one value (a tile of the rows of a
+/// wider row-major matrix: each run is a piece of one row), no tile of it streams; its lines
+/// stream only after a copy, which pays for reading them.
+pub fn may_stream(primitive: Primitive, operand: usize, tensor: &TensorSpec) -> bool {
+    is_matmul_rhs(primitive, operand) && runs_hold_rows_of_k(tensor)
+}
+
+/// Whether operand `operand` of a Spec of primitive `primitive` is a Matmul's rhs.
+fn is_matmul_rhs(primitive: Primitive, operand: usize) -> bool {
     matches!(primitive, Primitive::Matmul { .. }) && operand == RHS
+}
+
+/// Whether an innermost contiguous physical dimension of the rhs `tensor` holds more than one
+/// value of `k`; never for a tensor without a layout (in registers), which no fill reads.
+fn runs_hold_rows_of_k(tensor: &TensorSpec) -> bool {
+    let layout = tensor.layout();
+    let dims = layout.dims();
+    let first_contiguous = dims.len() - usize::from(layout.contig());
+    let extents = layout.extents(tensor.shape());
+    dims.iter().zip(&extents).skip(first_contiguous).any(|(d, &extent)| d.logical == RHS_K && extent > 1)
 }
 
 /// Whether a hardware cache fill of operand `operand` of `spec`, held in `held`, into L1 is
 /// streamed: free. See the module documentation.
 pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target: &Target) -> bool {
     let Some(primitive) = spec.primitive() else { return false };
-    if !may_stream(primitive, operand) || held != target.innermost_residency() || held == Residency::Memory {
+    if !is_matmul_rhs(primitive, operand) || held != target.innermost_residency() || held == Residency::Memory {
         return false;
     }
     let rhs = &spec.operands()[operand];

@@ -90,7 +90,8 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 ///
 /// A Matmul's rhs is the exception: a sub-Spec held in the innermost cache may fill its lines
 /// into L1 for free ([`crate::cost::streamed_fill`]), so they pay at least
-/// [`streamed_line_bound`] instead.
+/// [`streamed_line_bound`] instead, unless no tile of it can stream ([`may_stream`]: its
+/// contiguous runs hold one row of `k` each, as the tiles of a wider row-major matrix do).
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
@@ -109,7 +110,7 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
         })
         .map(|(i, t)| {
             let weight = target.least_line_cost(t.level(), held);
-            let weight = if t.level() == Level::GL && may_stream(prim, i) {
+            let weight = if t.level() == Level::GL && may_stream(prim, i, t) {
                 streamed_line_bound(weight, output_in_registers, target)
             } else {
                 weight
