@@ -24,8 +24,9 @@
 //! that can stream ([`may_stream`]). An rhs whose contiguous runs are pieces of single rows (a
 //! tile of a wider row-major matrix) keeps the full bound. (On the AVX2 target the narrowed
 //! search of a 256³ GEMM then solved 17.01 million Specs instead of 17.62 million, for the same
-//! kernel; model 15 solved 10.00 million. The bound is not what grew: most of the extra Specs
-//! are Matmuls held in L2 with their rhs in global memory, at every size.)
+//! kernel. Model 15 solved 10.00 million; with model 16's costs and the full bound on every line
+//! of the rhs, unsound, 10.76 million: the weaker bound on rhs lines that can stream is what
+//! costs the search its Specs.)
 
 use crate::level::Level;
 use crate::primitive::Primitive;
