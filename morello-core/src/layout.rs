@@ -356,6 +356,20 @@ impl Layout {
         (runs, block)
     }
 
+    /// How many values of logical dimension `logical` each contiguous run of a tensor of
+    /// `shape` in this layout holds: the product of that dimension's extents inside the
+    /// innermost contiguous block ([`Layout::runs_and_block`]).
+    pub fn values_per_run(&self, shape: &[u32], logical: u8) -> u64 {
+        let split = self.dims.len() - usize::from(self.contig);
+        self.dims
+            .iter()
+            .zip(self.extents_iter(shape))
+            .skip(split)
+            .filter(|(pd, _)| pd.logical == logical)
+            .map(|(_, extent)| u64::from(extent))
+            .product()
+    }
+
     /// The layout of a `tile_shape` tile of a tensor of `parent_shape` in this layout, with
     /// contiguity updated by the transfer function of paper §2.4.3.
     ///
@@ -616,5 +630,9 @@ mod tests {
         // One run of 128 elements (8 lines of f32), or 128 runs of one (128 lines).
         assert_eq!(rm.runs_and_block(&shape), (1, 128));
         assert_eq!(rm.with_contig(0).runs_and_block(&shape), (128, 1));
+        // The one run holds all 8 values of dimension 1; with only the rows contiguous, one.
+        assert_eq!(rm.values_per_run(&shape, 1), 8);
+        assert_eq!(rm.with_contig(1).values_per_run(&shape, 1), 1);
+        assert_eq!(rm.with_contig(1).values_per_run(&shape, 2), 16);
     }
 }

@@ -63,16 +63,17 @@ fn only_contiguous_runs_of_several_rows_of_the_rhs_stream() {
     assert_eq!(streamed_operands(&too_big), [false; 3]);
 }
 
-/// Whether the bounds let some sub-Spec of the Spec `text` stream its rhs.
-fn rhs_may_stream(text: &str) -> bool {
+/// Whether the bounds let some sub-Spec of the Spec `text` stream its operand `operand`.
+fn may_stream_operand(text: &str, operand: usize) -> bool {
     let spec = Spec::parse_for(text, &X86_AVX512).unwrap();
     let logical = spec.logical();
-    may_stream(logical.primitive().unwrap(), 1, &logical.operands()[1])
+    may_stream(logical.primitive().unwrap(), operand, &logical.operands()[operand])
 }
 
 #[test]
 fn an_rhs_whose_runs_are_pieces_of_single_rows_has_no_tile_that_streams() {
     let out = "(f32, GL)";
+    let rhs_may_stream = |text: &str| may_stream_operand(text, 1);
     // Rows that follow each other, whole or in 64-column panels: a tile of several rows of
     // either is contiguous.
     assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})")));
@@ -83,9 +84,7 @@ fn an_rhs_whose_runs_are_pieces_of_single_rows_has_no_tile_that_streams() {
     // One row: a tile of it has a single value of `k`.
     assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")));
     // Only the rhs of a Matmul streams.
-    let spec = Spec::parse_for(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})"), &X86_AVX512).unwrap();
-    let logical = spec.logical();
-    assert!(!may_stream(logical.primitive().unwrap(), 0, &logical.operands()[0]));
+    assert!(!may_stream_operand(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})"), 0));
 }
 
 #[test]

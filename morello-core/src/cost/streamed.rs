@@ -60,26 +60,22 @@ fn is_matmul_rhs(primitive: Primitive, operand: usize) -> bool {
     matches!(primitive, Primitive::Matmul { .. }) && operand == RHS
 }
 
-/// Whether an innermost contiguous physical dimension of the rhs `tensor` holds more than one
-/// value of `k`; never for a tensor without a layout (in registers), which no fill reads.
+/// Whether the contiguous runs of the rhs `tensor` hold more than one value of `k`; never for
+/// a tensor in registers (no layout), which no fill reads.
 fn runs_hold_rows_of_k(tensor: &TensorSpec) -> bool {
-    let layout = tensor.layout();
-    let dims = layout.dims();
-    let first_contiguous = dims.len() - usize::from(layout.contig());
-    let extents = layout.extents(tensor.shape());
-    dims.iter().zip(&extents).skip(first_contiguous).any(|(d, &extent)| d.logical == RHS_K && extent > 1)
+    tensor.level().has_layout() && tensor.layout().values_per_run(tensor.shape(), RHS_K) > 1
 }
 
 /// Whether a hardware cache fill of operand `operand` of `spec`, held in `held`, into L1 is
 /// streamed: free. See the module documentation.
 pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target: &Target) -> bool {
     let Some(primitive) = spec.primitive() else { return false };
-    if !is_matmul_rhs(primitive, operand) || held != target.innermost_residency() || held == Residency::Memory {
+    if held != target.innermost_residency() || held == Residency::Memory {
         return false;
     }
+    // One contiguous run holding several rows of `k`: the bound's condition, on the whole tile.
     let rhs = &spec.operands()[operand];
-    const K: usize = 2;
-    rhs.level() == Level::GL && rhs.is_contiguous() && spec.shape()[K] >= 2
+    rhs.level() == Level::GL && rhs.is_contiguous() && may_stream(primitive, operand, rhs)
 }
 
 /// The least a line of a Matmul's rhs in global memory costs, for a Spec in which `weight` is
