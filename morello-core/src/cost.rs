@@ -35,7 +35,7 @@ mod tree;
 
 pub use caches::{cache_fill, loop_cache_fill, residency};
 pub use charges::NodeCharges;
-pub use streamed::{may_stream, streamed_fill, streamed_line_bound};
+pub use streamed::{may_stream, streamed_fill, streamed_line_weight};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 

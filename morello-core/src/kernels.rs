@@ -22,6 +22,7 @@ mod softmax;
 pub use check::KernelMismatch;
 pub use emit::KernelEmitter;
 pub use helpers::Helper;
+pub(crate) use matmul::has_contiguous_line;
 
 use crate::fxhash::FxHashMap;
 use crate::level::Level;

@@ -59,6 +59,7 @@ mod bounds;
 mod database;
 mod enumerate;
 pub mod exhaustive;
+mod l1_reads;
 mod learned;
 mod memo;
 mod mode;

@@ -20,13 +20,13 @@
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
-//! cost at least, for the search's bounds, is [`streamed_line_bound`], for an rhs with a tile
+//! cost at least, for the search's bounds, is [`streamed_line_weight`], for an rhs with a tile
 //! that can stream ([`may_stream`]). An rhs whose contiguous runs are pieces of single rows (a
-//! tile of a wider row-major matrix) keeps the full bound. (On the AVX2 target the narrowed
-//! search of a 256³ GEMM then solved 17.01 million Specs instead of 17.62 million, for the same
-//! kernel. Model 15 solved 10.00 million; with model 16's costs and the full bound on every line
-//! of the rhs, unsound, 10.76 million: the weaker bound on rhs lines that can stream is what
-//! costs the search its Specs.)
+//! tile of a wider row-major matrix) keeps the full bound. A line that streams still costs the
+//! kernels something to read out of L1, which the bounds count for every input
+//! (`search::l1_reads`). (On the AVX2 target the narrowed search of a 256³ GEMM solved 17.62
+//! million Specs under model 16 with only the first of these, against model 15's 10.00
+//! million; with both, 9.25 million.)
 
 use crate::level::Level;
 use crate::primitive::Primitive;
@@ -78,28 +78,17 @@ pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target
     rhs.level() == Level::GL && rhs.is_contiguous() && may_stream(primitive, operand, rhs)
 }
 
-/// The least a line of a Matmul's rhs in global memory costs, for a Spec in which `weight` is
-/// what the old bound charged it (the least weight of a line there,
-/// [`Target::least_line_cost`]) and `output_in_registers` says whether the Spec's output is in
-/// vector registers.
+/// The least a line of a Matmul's rhs in global memory costs on its way into L1, for a Spec in
+/// which `weight` is the least weight of a line ([`Target::least_line_cost`]), when some tile
+/// of the rhs may stream ([`may_stream`]).
 ///
 /// A line may be filled into L1 for free in a sub-Spec held in the innermost cache, after
 /// paying the difference between the Spec's fill weight and that cache's on its way in
-/// ([`crate::cost::cache_fill`]). From L1 it still has to reach the kernels: a move into
-/// registers costs at least 1 per vector (a line holds at least one), `MultAdd` and the dot
-/// products charge their L1 operands' lines (at L1's weight, at least 1), and the broadcast
-/// kernels, which may read a scalar of the rhs straight from L1 at no charge, cost at least
-/// `2/L` more per call than the search's bound on a Matmul's kernels counts for them (`L` the
-/// lanes of a vector): with one call per value of the rhs, at least 2 per line of 64 bytes for
-/// vectors of up to 64 bytes. That slack is not there when the output is already in vector
-/// registers (its bound counts those calls at up to their full constant), so such Specs count
-/// nothing for leaving L1.
-pub fn streamed_line_bound(weight: u64, output_in_registers: bool, target: &Target) -> u64 {
-    let innermost = target.innermost_residency();
-    if innermost == Residency::Memory {
-        return weight;
+/// ([`crate::cost::cache_fill`]). Reading it out of L1 costs more, whichever way it came in
+/// (the search's bounds count that separately).
+pub fn streamed_line_weight(weight: u64, target: &Target) -> u64 {
+    match target.innermost_residency() {
+        Residency::Memory => weight,
+        innermost => weight.saturating_sub(target.fill_line_cost(innermost)),
     }
-    let streamed_fill = target.fill_line_cost(innermost);
-    let leaving_l1 = if output_in_registers { 0 } else { target.level(Level::L1).line_cost.min(1) };
-    weight.saturating_sub(streamed_fill) + streamed_fill.min(leaving_l1)
 }

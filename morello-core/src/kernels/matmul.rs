@@ -125,18 +125,26 @@ fn broadcast_register_tiles(spec: &LogicalSpec, target: &Target) -> bool {
 }
 
 /// Whether some tile of the vector-register tensor `t` that extends along `dim` alone is
-/// contiguous and made of whole vectors. It depends on the tensor alone, and the search asks
-/// about the same few tensors many times.
+/// contiguous and made of whole vectors.
 fn has_vector_line(t: &TensorSpec, dim: usize, target: &Target) -> bool {
+    has_contiguous_line(t, dim, 1, target)
+}
+
+/// Whether some tile of `t` that extends along `dim` alone, over at least `least` values, is
+/// contiguous (in vector registers: and made of whole vectors). It depends on the tensor alone,
+/// and the search asks about the same few tensors many times.
+pub(crate) fn has_contiguous_line(t: &TensorSpec, dim: usize, least: u32, target: &Target) -> bool {
+    /// A question: the tensor, the dimension, the least extent and the target's name.
+    type Line = (TensorSpec, usize, u32, &'static str);
     thread_local! {
-        static ANSWERS: RefCell<FxHashMap<(TensorSpec, usize, &'static str), bool>> = RefCell::default();
+        static ANSWERS: RefCell<FxHashMap<Line, bool>> = RefCell::default();
     }
-    let key = (t.clone(), dim, target.name);
+    let key = (t.clone(), dim, least, target.name);
     if let Some(known) = ANSWERS.with_borrow(|answers| answers.get(&key).copied()) {
         return known;
     }
     let mut shape: Shape = t.shape().iter().map(|_| 1).collect();
-    let answer = (1..=t.shape()[dim]).any(|extent| {
+    let answer = (least.max(1)..=t.shape()[dim]).any(|extent| {
         shape[dim] = extent;
         t.tile(&shape, target).is_ok_and(|tile| tile.is_contiguous())
     });

@@ -5,11 +5,12 @@
 //! least 1, no arithmetic kernel does more than one vector register's worth of elements per
 //! unit of cost, and no move kernel more than that or than `Memcpy`, which pays for the cache
 //! lines of both its operands (see [`memcpy_rate`]). A Matmul also pays for moving operands
-//! out of levels no kernel reads (see [`compulsory_moves`]) and, unless it accumulates, for
-//! zeroing its output (see [`fill_bound`]); a Move pays for reaching its operands in memory
-//! (see [`move_traffic`]).
+//! out of levels no kernel reads and for reading its inputs out of L1 (see
+//! [`compulsory_moves`]) and, unless it accumulates, for zeroing its output (see
+//! [`fill_bound`]); a Move pays for reaching its operands in memory (see [`move_traffic`]).
 
-use crate::cost::{NodeCharges, may_stream, residency, streamed_line_bound};
+use super::l1_reads::least_l1_reads;
+use crate::cost::{NodeCharges, may_stream, residency, streamed_line_weight};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::KernelKind;
@@ -17,6 +18,7 @@ use crate::level::Level;
 use crate::primitive::{Direction, Primitive};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
+use crate::tensor::TensorSpec;
 
 /// A lower bound on the main cost of any implementation of `spec`.
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
@@ -75,7 +77,8 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
     volume.div_ceil(lanes.max(memset_rate)).max(1)
 }
 
-/// What reaching the operands of a Matmul held in memory costs at least.
+/// What reaching the operands of a Matmul costs at least: moving them out of levels no kernel
+/// reads, and reading its inputs out of L1.
 ///
 /// No rewrite of a Matmul changes an operand's level except a move, and kernels read an operand
 /// only from the levels they accept (directly or after `to_accum`). So every byte of an operand
@@ -90,34 +93,37 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 ///
 /// A Matmul's rhs is the exception: a sub-Spec held in the innermost cache may fill its lines
 /// into L1 for free ([`crate::cost::streamed_fill`]), so they pay at least
-/// [`streamed_line_bound`] instead, unless no tile of it can stream ([`may_stream`]: its
+/// [`streamed_line_weight`] instead, unless no tile of it can stream ([`may_stream`]: its
 /// contiguous runs hold one row of `k` each, as the tiles of a wider row-major matrix do).
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
+///
+/// The inputs in L1 or global memory then pay for leaving L1 ([`least_l1_reads`]), which
+/// neither the moves above nor the bound on the kernels count.
 fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64 {
     let line = u64::from(target.line_bytes);
     let held = residency(spec, target);
-    let output_in_registers = spec.operands().last().is_some_and(|t| t.level() == Level::VRF);
-    spec.operands()
-        .iter()
-        .enumerate()
-        .filter(|&(i, t)| {
-            // The cheap test first: `any_accepts` scans the kernel table.
-            spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
-                || !KernelKind::any_accepts(prim, i, t.level())
-        })
-        .map(|(i, t)| {
-            let weight = target.least_line_cost(t.level(), held);
-            let weight = if t.level() == Level::GL && may_stream(prim, i, t) {
-                streamed_line_bound(weight, output_in_registers, target)
-            } else {
-                weight
-            };
-            t.data_bytes().div_ceil(line) * weight
-        })
-        .sum()
+    let reaching = |(i, t): (usize, &TensorSpec)| {
+        // The cheap test first: `any_accepts` scans the kernel table.
+        let moved = spec.direction(i) != Direction::In && target.level(t.level()).line_cost > 0
+            || !KernelKind::any_accepts(prim, i, t.level());
+        if !moved {
+            return 0;
+        }
+        let weight = target.least_line_cost(t.level(), held);
+        let weight = if t.level() == Level::GL && may_stream(prim, i, t) {
+            streamed_line_weight(weight, target)
+        } else {
+            weight
+        };
+        t.data_bytes().div_ceil(line) * weight
+    };
+    let reading = |(i, _): (usize, &TensorSpec)| {
+        if spec.direction(i) == Direction::In { least_l1_reads(spec, i, target) } else { 0 }
+    };
+    spec.operands().iter().enumerate().map(|operand| reaching(operand) + reading(operand)).sum()
 }
 
 /// What the kernels of a Matmul cost at least, given `lanes`: the lanes of the widest vector
