@@ -87,3 +87,50 @@ pub(super) fn least_l1_reads(spec: &LogicalSpec, operand: usize, target: &Target
     let into_memory = 2 * lines_weight + lines_weight.min(least);
     least.min(into_memory)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Spec;
+    use crate::target::{X86_AVX2, X86_AVX512};
+
+    /// What reading the lhs and the rhs of the Spec `text` out of L1 costs at least.
+    fn reads(text: &str, target: &'static Target) -> [u64; 2] {
+        let spec = Spec::parse_for(text, target).unwrap();
+        [0, 1].map(|operand| least_l1_reads(spec.logical(), operand, target))
+    }
+
+    #[test]
+    fn a_register_tile_along_n_pays_for_loading_its_rhs_and_broadcasts_its_lhs_for_free() {
+        // 256 lines of the rhs: L1's weight 2 and two 32-byte vectors each on AVX2, in L1 or in
+        // global memory alike.
+        let tile = "MatmulAccum(1x6x256x16, (f32, L1), (f32, L1), (f32, VRF, row_major, v8))";
+        assert_eq!(reads(tile, &X86_AVX2), [0, 256 * 4]);
+        let tile = "MatmulAccum(1x6x256x16, (f32, GL), (f32, GL), (f32, VRF, row_major, v8))";
+        assert_eq!(reads(tile, &X86_AVX2), [0, 256 * 4]);
+        // AVX-512: L1's weight 1 and one 64-byte vector per line.
+        let tile = "MatmulAccum(1x6x256x16, (f32, L1), (f32, L1), (f32, VRF, row_major, v16))";
+        assert_eq!(reads(tile, &X86_AVX512), [0, 256 * 2]);
+    }
+
+    #[test]
+    fn a_register_tile_along_m_broadcasts_its_rhs_and_pays_for_loading_its_lhs() {
+        // The lhs's 2 lines: 2 each and 4 vectors; the rhs's values are the broadcasts' scalars.
+        let tile = "MatmulAccum(1x8x4x2, (f32, L1), (f32, L1), (f32, VRF, col_major, v8))";
+        assert_eq!(reads(tile, &X86_AVX2), [2 * 2 + 4, 0]);
+    }
+
+    #[test]
+    fn an_output_in_memory_lets_a_row_major_lhs_into_dot_products_but_not_its_rhs() {
+        // The lhs's 32 lines are contiguous along k: 2 each in dot products. The rhs's 32 lines
+        // are not: loaded (2 per line and 2 vectors) or broadcast (a quarter per value), 4 each.
+        let spec = "Matmul(1x8x64x8, (f32, L1), (f32, L1), (f32, L1))";
+        assert_eq!(reads(spec, &X86_AVX2), [32 * 2, 32 * 4]);
+    }
+
+    #[test]
+    fn inputs_in_registers_have_left_l1() {
+        let spec = "MatmulAccum(1x1x1x8, (f32, RF), (f32, VRF, row_major, v8), (f32, VRF, row_major, v8))";
+        assert_eq!(reads(spec, &X86_AVX2), [0, 0]);
+    }
+}
