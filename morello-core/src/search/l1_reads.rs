@@ -3,9 +3,9 @@
 //! No kernel reads a Matmul's input in global memory, and moves out of global memory go only to
 //! L1 (or global memory): every value of the lhs and the rhs is read by a kernel from L1, or
 //! from registers it was moved into from L1 (after a cache fill or a copy, which
-//! [`super::bounds`] counts separately). On its way out of L1 each byte pays for
-//! one of a few ways, and the bound on the kernels ([`super::bounds`]'s `matmul_kernels_bound`)
-//! counts none of them: [`least_l1_reads`] is the cheapest way's cost of all the bytes.
+//! [`super::bounds`] counts separately). On its way out of L1 each byte pays for one of a few
+//! ways, and the bound on the kernels ([`super::bounds`]'s `matmul_kernels_bound`) counts none
+//! of them: [`least_l1_reads`] is the cheapest way's cost of all the bytes.
 
 use crate::dtype::Dtype;
 use crate::kernels::has_contiguous_line;
