@@ -22,10 +22,7 @@ use crate::tensor::TensorSpec;
 
 /// A lower bound on the main cost of any implementation of `spec`.
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
-    let widest = |spec: &LogicalSpec| {
-        let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
-        u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1))
-    };
+    let widest = |spec: &LogicalSpec| widest_lanes(spec, target);
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
@@ -56,6 +53,14 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // work is split among at most `processors` threads, and that loop's setup is paid.
     let p = &target.parallel;
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
+}
+
+/// The lanes of the widest vector register for the narrowest dtype among `spec`'s operands (1
+/// without vector registers): the most values any kernel handles per unit of cost, which the
+/// bounds on the kernels count with.
+pub(super) fn widest_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
+    let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
+    u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1))
 }
 
 /// What setting `volume` elements of `dtype` to a constant costs at least, however they are

@@ -7,6 +7,7 @@
 //! ways, and the bound on the kernels ([`super::bounds`]'s `matmul_kernels_bound`) counts none
 //! of them: [`least_l1_reads`] is the cheapest way's cost of all the bytes.
 
+use super::bounds::widest_lanes;
 use crate::dtype::Dtype;
 use crate::kernels::has_contiguous_line;
 use crate::level::Level;
@@ -39,8 +40,8 @@ const K_OF: [usize; 2] = [2, 1];
 ///   another way;
 /// - the broadcast kernels read their scalar operand straight from L1 at no charge, one value
 ///   per call, and cost at least `2/L` more per call than the bound on the kernels counts for
-///   them when the output is not in vector registers (`L` the lanes of the widest vector for the
-///   Spec's narrowest dtype): `2/L` per value.
+///   them when the output is not in vector registers (`L` the lanes it counts with,
+///   [`widest_lanes`]): `2/L` per value.
 ///
 /// An output in vector registers stays there, so `MultAdd`, the dot products and the bf16
 /// loops (whose outputs are in L1 or scalar registers) cannot run, and the bound on the kernels
@@ -72,9 +73,7 @@ pub(super) fn least_l1_reads(spec: &LogicalSpec, operand: usize, target: &Target
     if let Some(vectors) = bytes.checked_div(vector) {
         least = least.min(lines_weight + vectors);
         if !output_in_registers {
-            let narrowest = operands.iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
-            let lanes = (vector / u64::from(narrowest)).max(1);
-            least = least.min(2 * values / lanes);
+            least = least.min(2 * values / widest_lanes(spec, target));
         }
     }
     // Checked last: it asks about the tensor's tiles, and most Specs do not need the answer.
