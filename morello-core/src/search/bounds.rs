@@ -22,7 +22,6 @@ use crate::tensor::TensorSpec;
 
 /// A lower bound on the main cost of any implementation of `spec`.
 pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
-    let widest = |spec: &LogicalSpec| widest_lanes(spec, target);
     // Every kernel costs at least 1; Matmul, Conv and Move kernels handle at most a vector of
     // values (or multiply-adds) per unit of cost.
     let serial = match spec.primitive() {
@@ -31,19 +30,20 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
                 Some(out) if !accum => fill_bound(out.volume(), out.dtype(), target),
                 _ => 0,
             };
-            matmul_kernels_bound(spec, widest(spec)) + init + compulsory_moves(spec, prim, target)
+            matmul_kernels_bound(spec, widest_lanes(spec, target)) + init + compulsory_moves(spec, prim, target)
         }
         Some(Primitive::Fill(_)) => {
             let out = spec.operands().last().expect("a Fill has an output");
             fill_bound(out.volume(), out.dtype(), target)
         }
-        Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest(spec)) + u64::from(!accum),
+        Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest_lanes(spec, target)) + u64::from(!accum),
         // `VectorPermute` between vector registers pays only for its shuffles, and a destination
         // register that equals a source register needs none: such a move may cost nothing.
         Some(Primitive::Move) if spec.operands().iter().all(|t| t.level() == Level::VRF) => 0,
-        Some(Primitive::Move) => {
-            spec.volume().div_ceil(widest(spec).max(memcpy_rate(spec, target))).max(move_traffic(spec, target))
-        }
+        Some(Primitive::Move) => spec
+            .volume()
+            .div_ceil(widest_lanes(spec, target).max(memcpy_rate(spec, target)))
+            .max(move_traffic(spec, target)),
         _ => 1,
     };
     if spec.serial() {
@@ -60,6 +60,12 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
 /// bounds on the kernels count with.
 pub(super) fn widest_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
     let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
+    lanes_of_widest_vector(bytes, target)
+}
+
+/// The lanes of `target`'s widest vector register for a dtype of `bytes` bytes (1 without
+/// vector registers).
+fn lanes_of_widest_vector(bytes: u32, target: &Target) -> u64 {
     u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1))
 }
 
@@ -73,7 +79,7 @@ pub(super) fn widest_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
 /// `to_accum`, in whatever tiles and levels) before the accumulating kernels add to it.
 fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
     let bytes = dtype.size_bytes();
-    let lanes = u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1));
+    let lanes = lanes_of_widest_vector(bytes, target);
     let memset_rate = match cheapest_memory_weight(target) {
         0 => u64::MAX,
         // Rounded up: a rate too high only weakens the bound.
