@@ -17,6 +17,10 @@
  *   gcc -O3 -std=gnu11 -mavx2 -mfma -DM=256 -DK=256 -DN=256 bench/experiments/two_kernels.c \
  *       /tmp/before.c /tmp/after.c -o /tmp/two_kernels -lm
  *   taskset -c 1 /tmp/two_kernels
+ *
+ * With `-DPANELS=64` both kernels read `b` prepacked in panels of 64 columns (the Spec's rhs
+ * `(f32, GL, [2, 1, 2 p64])`: element `(p, j)` at `(j / 64)·64·K + 64p + j % 64`), packed once
+ * before timing; N must then be a multiple of PANELS. The reference still reads `b` row-major.
  */
 #include <math.h>
 #include <stdint.h>
@@ -46,6 +50,12 @@ int main(void) {
             expected[i * n + j] = sum;
         }
     }
+#ifdef PANELS
+    float *packed = aligned_alloc(64, k * n * sizeof(float));
+    for (long p = 0; p < k; p++)
+        for (long j = 0; j < n; j++) packed[(j / PANELS) * PANELS * k + PANELS * p + j % PANELS] = b[p * n + j];
+    b = packed;
+#endif
     const kernel_fn kernels[2] = {kernel_before, kernel_after};
     const char *names[2] = {"before", "after"};
     const morello_runtime rt = {0, 1};

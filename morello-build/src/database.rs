@@ -100,10 +100,18 @@ pub fn named_for(file: &Path, mode: SearchMode) -> bool {
 /// What marks a database file of results found with slack.
 const SLACK_TAG: &str = ".slack";
 
-/// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`; if
-/// there is none (not run by Cargo), `OUT_DIR` itself.
+/// Cargo's target directory: the ancestor of `OUT_DIR` holding Cargo's `CACHEDIR.TAG`. Cargo
+/// writes that tag only into a target directory it creates, so for one that existed before
+/// (made by hand, or restored from a cache) the directory above the profile's in Cargo's layout,
+/// `<dir>/<profile>/build/<package>-<hash>/out`: otherwise the database would go to `OUT_DIR`,
+/// which a changed build script moves, and every such build would search again from scratch.
+/// `OUT_DIR` itself when neither applies (not run by Cargo).
 fn target_dir(out_dir: &Path) -> PathBuf {
-    out_dir.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()).unwrap_or(out_dir).to_owned()
+    if let Some(tagged) = out_dir.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()) {
+        return tagged.to_owned();
+    }
+    let build = out_dir.parent().and_then(Path::parent).filter(|d| d.file_name() == Some("build".as_ref()));
+    build.and_then(Path::parent).and_then(Path::parent).unwrap_or(out_dir).to_owned()
 }
 
 /// Opens `target`'s database at `path`. A corrupt or stale file is reported once, as a
@@ -125,6 +133,27 @@ pub fn save(db: &mut Database, path: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
     use morello_core::target::X86_AVX512;
+
+    #[test]
+    fn the_target_directory_is_found_with_or_without_cargos_tag() {
+        let root = std::env::temp_dir().join(format!("morello-target-dir-{}", std::process::id()));
+        let out = root.join("target/release/build/crate-0123abcd/out");
+        std::fs::create_dir_all(&out).unwrap();
+        // A target directory that existed before Cargo's first build: no tag.
+        assert_eq!(directory_under(&out), root.join("target/morello"));
+        // Where Cargo wrote its tag, the tagged directory is the target directory.
+        std::fs::write(root.join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55").unwrap();
+        assert_eq!(directory_under(&out), root.join("morello"));
+        // Not Cargo's layout: `OUT_DIR` itself.
+        let elsewhere = std::env::temp_dir().join(format!("morello-out-{}", std::process::id()));
+        assert_eq!(target_dir(&elsewhere), elsewhere);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// The default database directory for a build script whose `OUT_DIR` is `out`.
+    fn directory_under(out: &Path) -> PathBuf {
+        target_dir(out).join(SUBDIRECTORY)
+    }
 
     #[test]
     fn each_mode_has_its_own_file_and_recognizes_only_it() {
