@@ -40,6 +40,8 @@ const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of kernels scheduled by hand down to register tiles that run over the whole of `k`,
 /// packing `b` inside.
 const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
+/// The same, reading `b` in place (only the columns' strips scheduled by hand).
+const FULL_K_IN_PLACE: &str = "Morello (full-k tiles by hand, b in place)";
 /// The same, reading `b` prepacked in panels.
 const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";
 /// The same inside a parallel loop over bands of rows.
@@ -116,7 +118,10 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                 ],
             )],
         ),
-        (8, 512, 512) => (&[(SYNTHESIZED, kernels::gemm8x512x512, false)], &[]),
+        (8, 512, 512) => (
+            &[(SYNTHESIZED, kernels::gemm8x512x512, false), (FULL_K_IN_PLACE, kernels::gemm8x512x512_full_k, false)],
+            &[],
+        ),
         (1, 2048, 16384) => (
             &[
                 (SYNTHESIZED, kernels::vecmat_f32, false),
