@@ -40,7 +40,7 @@ const BLOCKED_PARALLEL: &str = "Morello (parallel 256³ blocks by hand)";
 /// Label of kernels scheduled by hand down to register tiles that run over the whole of `k`,
 /// packing `b` inside.
 const FULL_K: &str = "Morello (full-k tiles by hand, b packed inside)";
-/// The same, reading `b` in place (only the columns' strips scheduled by hand).
+/// The same, reading `b` in place.
 const FULL_K_IN_PLACE: &str = "Morello (full-k tiles by hand, b in place)";
 /// The same, reading `b` prepacked in panels.
 const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";

@@ -34,7 +34,13 @@ pub const SUBDIRECTORY: &str = "morello";
 
 /// The database directory for a build script whose `OUT_DIR` is `out_dir`.
 pub fn directory(out_dir: &Path) -> PathBuf {
-    directory_from_env().unwrap_or_else(|| target_dir(out_dir).join(SUBDIRECTORY))
+    directory_from_env().unwrap_or_else(|| default_directory(out_dir))
+}
+
+/// The database directory for a build script whose `OUT_DIR` is `out_dir` when
+/// `$MORELLO_DB_DIR` is not set: `morello/` in Cargo's target directory.
+fn default_directory(out_dir: &Path) -> PathBuf {
+    target_dir(out_dir).join(SUBDIRECTORY)
 }
 
 /// The directory `$MORELLO_DB_DIR` names, if set.
@@ -140,19 +146,14 @@ mod tests {
         let out = root.join("target/release/build/crate-0123abcd/out");
         std::fs::create_dir_all(&out).unwrap();
         // A target directory that existed before Cargo's first build: no tag.
-        assert_eq!(directory_under(&out), root.join("target/morello"));
+        assert_eq!(default_directory(&out), root.join("target/morello"));
         // Where Cargo wrote its tag, the tagged directory is the target directory.
         std::fs::write(root.join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55").unwrap();
-        assert_eq!(directory_under(&out), root.join("morello"));
+        assert_eq!(default_directory(&out), root.join("morello"));
         // Not Cargo's layout: `OUT_DIR` itself.
         let elsewhere = std::env::temp_dir().join(format!("morello-out-{}", std::process::id()));
         assert_eq!(target_dir(&elsewhere), elsewhere);
         std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    /// The default database directory for a build script whose `OUT_DIR` is `out`.
-    fn directory_under(out: &Path) -> PathBuf {
-        target_dir(out).join(SUBDIRECTORY)
     }
 
     #[test]
