@@ -16,11 +16,12 @@ use morello_core::search::Synthesizer;
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 
-/// `b` (256×64 f32, 64 KiB) does not fit the 48 KiB L1, so the search splits `k`; the output
-/// (24×64) does not fit the registers, so each part would read it back. `b` is a block of a
-/// wider matrix (`c1`: its rows are not adjacent), whose rows L2 does not stream for free
-/// (`cost::streamed_fill`): a contiguous `b` is read over the whole of `k` instead.
-const SPEC: &str = "Matmul(1x24x256x64, (f32, GL), (f32, GL, row_major, c1), (f32, GL), serial)";
+/// `b` (2048×16 f32, 128 KiB) does not fit the 48 KiB L1, so the search splits `k`, and each
+/// part would otherwise read the output back. `b` is a block of a matrix 1024 or more wide
+/// (`c1, paged`: its rows lie whole pages apart), whose rows L2 does not stream for free
+/// (`cost::unstreamed_row_lines`): a contiguous `b`, or one whose rows are closer, is read
+/// over the whole of `k` in one part.
+const SPEC: &str = "Matmul(1x16x2048x16, (f32, GL), (f32, GL, row_major, c1, paged), (f32, GL), serial)";
 
 /// The levels of the outputs that fills (`to_accum`'s first stage) set in `imp`.
 fn filled_levels(imp: &Impl) -> Vec<Level> {
@@ -39,7 +40,7 @@ fn the_search_peels_a_split_reduction_and_zeroes_only_registers() {
     let imp = Synthesizer::new(&X86_AVX512).synthesize(&spec).unwrap();
     let sizes = common::peeled_reductions(&imp);
     assert!(!sizes.is_empty(), "no peel in\n{imp}");
-    assert!(sizes.iter().all(|&k| k < 256 && 256 % k == 0), "{sizes:?}");
+    assert!(sizes.iter().all(|&k| k < 2048 && 2048 % k == 0), "{sizes:?}");
     let levels = filled_levels(&imp);
     assert!(!levels.is_empty() && levels.iter().all(|&l| l == Level::VRF), "fills at {levels:?} in\n{imp}");
     common::check_impl(&imp, &X86_AVX512);
@@ -82,7 +83,7 @@ fn a_peel_costs_less_than_zeroing_the_output_first() {
 fn a_peel_prints_its_reduction_and_first_part() {
     let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap();
     let peeled = PartialImpl::new(spec.clone(), &X86_AVX512).peel(64).unwrap().into_impl();
-    assert_eq!(peeled.describe_node(), "peel k: 64 of 256 first");
+    assert_eq!(peeled.describe_node(), "peel k: 64 of 2048 first");
     // `to_accum`'s block (a fill, then the accumulating Spec) is no peel.
     let zeroed = PartialImpl::new(spec, &X86_AVX512).to_accum().unwrap().into_impl();
     assert_eq!(zeroed.describe_node(), "block");

@@ -1,7 +1,8 @@
 //! Streamed fills: a hardware fill of a Matmul's rhs into L1 costs nothing when L2 can stream
-//! it (a contiguous run of several rows of `k`, in a Spec held in L2), so the search runs
-//! register tiles over the whole of `k` where the rhs is laid out for that, and the kernels it
-//! builds agree with the reference evaluator.
+//! it (a contiguous run of several rows of `k`, or a short piece of one row whose neighbours
+//! are less than a page away, in a Spec held in L2), so the search runs register tiles over
+//! the whole of `k` where the rhs is laid out for that, and the kernels it builds agree with
+//! the reference evaluator.
 
 mod common;
 
@@ -48,11 +49,12 @@ fn deepest_register_tile(imp: &Impl) -> u32 {
 }
 
 #[test]
-fn only_contiguous_runs_of_several_rows_of_the_rhs_stream() {
+fn only_contiguous_tiles_of_the_rhs_stream() {
     let out = "(f32, VRF, v16)";
     assert_eq!(streamed_operands(&format!("MatmulAccum(1x6x2x64, (f32, GL), (f32, GL), {out})")), [false, true, false]);
-    // One row: nothing says the next one follows it in memory.
-    assert_eq!(streamed_operands(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")), [false; 3]);
+    // One row: the loop that cut `k` down to it pays where the next row is not nearby
+    // (`cost::unstreamed_row_lines`).
+    assert_eq!(streamed_operands(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")), [false, true, false]);
     // Rows of a wider matrix, not adjacent.
     let rows_apart = format!("MatmulAccum(1x6x2x64, (f32, GL), (f32, GL, row_major, c1), {out})");
     assert_eq!(streamed_operands(&rows_apart), [false; 3]);
@@ -71,18 +73,19 @@ fn may_stream_operand(text: &str, operand: usize) -> bool {
 }
 
 #[test]
-fn an_rhs_whose_runs_are_pieces_of_single_rows_has_no_tile_that_streams() {
+fn an_rhs_whose_rows_lie_whole_pages_apart_has_no_tile_that_streams() {
     let out = "(f32, GL)";
     let rhs_may_stream = |text: &str| may_stream_operand(text, 1);
     // Rows that follow each other, whole or in 64-column panels: a tile of several rows of
     // either is contiguous.
     assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})")));
     assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x128, (f32, GL), (f32, GL, [2, 1, 2 p64], c2), {out})")));
-    // Pieces of the rows of a wider matrix: each run is one row of `k`.
-    assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL, row_major, c1), {out})")));
+    // Pieces of the rows of a wider matrix, each run one row of `k`: they stream one row at a
+    // time when the rows are not whole pages apart.
+    assert!(rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL, row_major, c1), {out})")));
     assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL, row_major, c1, paged), {out})")));
-    // One row: a tile of it has a single value of `k`.
-    assert!(!rhs_may_stream(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")));
+    // One row: no loop over `k` is left to pay for it.
+    assert!(rhs_may_stream(&format!("MatmulAccum(1x6x1x64, (f32, GL), (f32, GL), {out})")));
     // Only the rhs of a Matmul streams.
     assert!(!may_stream_operand(&format!("MatmulAccum(1x6x256x64, (f32, GL), (f32, GL), {out})"), 0));
 }
@@ -99,9 +102,10 @@ fn a_contiguous_rhs_is_read_over_the_whole_of_k_and_the_kernel_matches_the_refer
 }
 
 #[test]
-fn a_streamed_rhs_costs_less_than_the_same_plan_over_rows_apart() {
+fn a_streamed_rhs_costs_less_than_the_same_plan_over_rows_pages_apart() {
     // The same schedule (6×64 register tiles over all of `k`) on an rhs whose rows are
-    // adjacent and on one whose are not: only the first streams.
+    // adjacent, on one whose rows are 1 KiB apart (a block of a 256-wide matrix) and on one
+    // whose rows are whole pages apart: only the first two stream.
     let cost = |rhs: &str| {
         let text = format!("Matmul(1x24x256x64, (f32, GL), (f32, GL{rhs}), (f32, GL), serial)");
         let spec = Spec::parse_for(&text, &X86_AVX512).unwrap();
@@ -110,7 +114,20 @@ fn a_streamed_rhs_costs_less_than_the_same_plan_over_rows_apart() {
         (impl_cost(&imp, &X86_AVX512).unwrap().main, streamed_fills(&imp))
     };
     let (adjacent, streamed) = cost("");
-    let (apart, not_streamed) = cost(", row_major, c1");
-    assert!(streamed > 0 && not_streamed == 0, "{streamed} and {not_streamed} streamed fills");
-    assert!(adjacent < apart, "adjacent rows {adjacent}, rows apart {apart}");
+    let (near, streamed_near) = cost(", row_major, c1");
+    let (paged, _) = cost(", row_major, c1, paged");
+    assert!(streamed > 0 && streamed_near > 0, "{streamed} and {streamed_near} streamed fills");
+    assert!(adjacent < paged, "adjacent rows {adjacent}, rows pages apart {paged}");
+    assert!(near < paged, "rows 1 KiB apart {near}, rows pages apart {paged}");
+}
+
+#[test]
+fn short_pieces_of_rows_less_than_a_page_apart_are_read_over_the_whole_of_k() {
+    // 8×512×512: `b`'s rows are 2 KiB apart, so the search runs 8×32 register tiles over all
+    // 512 of `k`, reading a 128-byte piece of a row per step (`bench/README.md`).
+    let spec = Spec::parse_for("Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial)", &X86_AVX512).unwrap();
+    let imp = Synthesizer::new(&X86_AVX512).synthesize(&spec).unwrap();
+    assert_eq!(deepest_register_tile(&imp), 512, "{imp}");
+    assert!(streamed_fills(&imp) > 0, "no streamed fill in\n{imp}");
+    common::check_impl(&imp, &X86_AVX512);
 }

@@ -8,7 +8,9 @@
 //! them. [`crate::cost::node_cost`] goes through it too: there is one definition of a node's
 //! cost.
 
-use super::{cache_fill, loop_cache_fill, residency, streamed_fill, streams};
+use super::{
+    cache_fill, loop_cache_fill, residency, streamed_fill, streams, unstreamed_row_line_cost, unstreamed_row_lines,
+};
 use crate::imp::ImplNode;
 use crate::spec::Spec;
 use crate::target::{Residency, Target};
@@ -28,7 +30,8 @@ pub struct NodeCharges {
 enum ChargeKind {
     /// A kernel's whole cost.
     Kernel(u64),
-    /// A loop: its body (the first child), plus `unprefetched` per iteration, runs `times`
+    /// A loop: its body (the first child), plus `unprefetched` per iteration (the lines it
+    /// makes the prefetchers miss, and the row pieces whose fills do not stream), runs `times`
     /// times (rounds of the processors for a parallel loop), and the loop adds `extra`.
     Loop { unprefetched: u64, times: u64, extra: u64 },
     /// A node whose cost is its children's plus `extra`: an allocation's move or a block's
@@ -66,6 +69,10 @@ impl NodeCharges {
                 let unprefetched = streams::scattered_lines(spec, &l.tile, target)
                     .saturating_add(restarted)
                     .saturating_mul(target.unprefetched_line_cost(held));
+                // Row pieces whose fills cannot stream, which the fills do not charge.
+                let strided = unstreamed_row_lines(spec.logical(), l.body.spec.logical(), target)
+                    .saturating_mul(unstreamed_row_line_cost(target));
+                let unprefetched = unprefetched.saturating_add(strided);
                 let (times, extra) = if l.parallel {
                     let p = &target.parallel;
                     let rounds = trips.div_ceil(u64::from(p.processors));

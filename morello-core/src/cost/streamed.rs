@@ -10,19 +10,33 @@
 //! 4 lines at L2's fill weight and again at L1's (`bench/README.md`, "Full-k register tiles").
 //!
 //! So a hardware fill ([`crate::imp::AllocNode::cache_miss`]) of the rhs into L1 is free
-//! ([`streamed_fill`]) when the Spec is held in the innermost cache and the rhs tile is a
-//! contiguous run of at least two rows of `k`: rows that follow each other in memory, which
-//! is what lets the prefetchers stream them. A single row is not enough: tiles that read the
-//! 256-byte rows of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5% slower at 1024³
-//! than the kernel cost model 15 chose, under a trial model that made those fills free too.
+//! ([`streamed_fill`]) when the Spec is held in the innermost cache and the rhs tile is
+//! contiguous: a run of rows of `k` that follow each other in memory, or a piece of one row.
 //! The lhs keeps its fill costs: its register tile reads one value from each of several rows
 //! per step.
+//!
+//! A piece of one row streams only when the loop that cut `k` down to it reads the next
+//! row's piece from a nearby address. Rows a whole number of pages apart do not: tiles that
+//! read the 256-byte row pieces of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5%
+//! slower at 1024³ than the kernel cost model 15 chose, under a trial model that made those
+//! fills free. Short pieces of rows less than a page apart do: the 8×32 register tiles of an
+//! 8×512×512 GEMM that read 128-byte pieces of `b`'s rows, 2 KiB apart, over all 512 of `k`
+//! ran at 108.5 GFLOP/s against 94.3 for the plan model 16 chose, which filled 8 contiguous
+//! rows at a time (`bench/README.md`, "Paired on a Zen 4 VM"). A tile's layout does not
+//! record how far apart the rows of its parent were, so the loop pays for what its
+//! iterations' fills would have: a serial loop whose body reads one row of a Matmul's rhs in
+//! global memory pays [`unstreamed_row_lines`] at [`unstreamed_row_line_cost`] on every
+//! iteration, unless the piece is shorter than a page and the rows lie less than a page apart
+//! (cost model 17). A piece a page or longer pays too, wherever its rows lie: a vector-matrix
+//! product reading its matrix one whole row at a time, and its output once per row, is not
+//! what this evidence covers, so it costs what model 16 charged.
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
 //! cost at least, for the search's bounds, is [`streamed_line_weight`], for an rhs with a tile
-//! that can stream ([`may_stream`]). An rhs whose contiguous runs are pieces of single rows (a
-//! tile of a wider row-major matrix) keeps the full bound. A line that streams still costs the
+//! that can stream ([`may_stream`]). An rhs whose contiguous runs are pieces of single rows
+//! a whole number of pages apart (a tile of a row-major matrix 1024 or more `f32` wide) keeps
+//! the full bound: the loops that cut it into rows pay. A line that streams still costs the
 //! kernels something to read out of L1, which the bounds count for every input
 //! (`search::l1_reads`). (On the AVX2 target the narrowed search of a 256³ GEMM solved 17.62
 //! million Specs under model 16 with only the first of these, against model 15's 10.00
@@ -42,17 +56,19 @@ const RHS_K: u8 = 1;
 
 /// Whether a Spec of primitive `primitive` whose operand `operand` is `tensor` may fill
 /// that operand (or the tiles of it its sub-Specs read in place) into L1 for free, in some
-/// sub-Spec: the operand is a Matmul's rhs, and its contiguous runs hold several rows of `k`.
+/// sub-Spec: the operand is a Matmul's rhs, and some contiguous tile of it is read without a
+/// loop paying for its rows ([`unstreamed_row_lines`]).
 ///
-/// A streamed fill needs a contiguous tile of at least two rows of `k` ([`streamed_fill`]).
-/// The Matmul rewrites make no views, so a sub-Spec reads the rhs in place only through tiles
-/// of it, and a tile's contiguous innermost dimensions are among its parent's (tiling only
-/// narrows them: [`crate::layout::Layout::tile`]). So when no innermost contiguous physical
-/// dimension of `tensor` runs along `k` with more than one value (a tile of the rows of a
-/// wider row-major matrix: each run is a piece of one row), no tile of it streams; its lines
-/// stream only after a copy, which pays for reading them.
+/// A streamed fill needs a contiguous tile ([`streamed_fill`]). The Matmul rewrites make no
+/// views, so a sub-Spec reads the rhs in place only through tiles of it. When the rhs's
+/// contiguous runs hold one row of `k` each, its rows lie a whole number of pages apart
+/// ([`TensorSpec::paged`]) and it has more than one row, every contiguous tile of it is a
+/// piece of one row, which some loop in between cut from several rows that far apart, and
+/// that loop pays for its lines. Otherwise a tile of it may stream.
 pub fn may_stream(primitive: Primitive, operand: usize, tensor: &TensorSpec) -> bool {
-    is_matmul_rhs(primitive, operand) && runs_hold_rows_of_k(tensor)
+    is_matmul_rhs(primitive, operand)
+        && tensor.level().has_layout()
+        && (!tensor.paged() || tensor.shape()[usize::from(RHS_K)] <= 1 || runs_hold_rows_of_k(tensor))
 }
 
 /// Whether operand `operand` of a Spec of primitive `primitive` is a Matmul's rhs.
@@ -60,10 +76,10 @@ fn is_matmul_rhs(primitive: Primitive, operand: usize) -> bool {
     matches!(primitive, Primitive::Matmul { .. }) && operand == RHS
 }
 
-/// Whether the contiguous runs of the rhs `tensor` hold more than one value of `k`; never for
-/// a tensor in registers (no layout), which no fill reads.
+/// Whether the contiguous runs of the rhs `tensor` (with a layout) hold more than one value
+/// of `k`.
 fn runs_hold_rows_of_k(tensor: &TensorSpec) -> bool {
-    tensor.level().has_layout() && tensor.layout().values_per_run(tensor.shape(), RHS_K) > 1
+    tensor.layout().values_per_run(tensor.shape(), RHS_K) > 1
 }
 
 /// Whether a hardware cache fill of operand `operand` of `spec`, held in `held`, into L1 is
@@ -73,9 +89,43 @@ pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target
     if held != target.innermost_residency() || held == Residency::Memory {
         return false;
     }
-    // One contiguous run holding several rows of `k`: the bound's condition, on the whole tile.
     let rhs = &spec.operands()[operand];
-    rhs.level() == Level::GL && rhs.is_contiguous() && may_stream(primitive, operand, rhs)
+    is_matmul_rhs(primitive, operand) && rhs.level() == Level::GL && rhs.is_contiguous()
+}
+
+/// The cache lines of a Matmul's rhs in global memory that each iteration of a serial loop
+/// implementing `spec`, whose body is `body`, reads as a piece of one row of `k` whose fills
+/// do not stream, though [`streamed_fill`] cannot tell them from those that do: a piece a page
+/// or longer, or one cut from rows a whole number of pages apart. Zero for every other loop.
+///
+/// Whether consecutive rows are that far apart is what a tile of two rows of the piece's
+/// width says: contiguous (the rows follow each other), [`TensorSpec::paged`] (whole pages
+/// apart), or neither (less than a page apart, or an odd distance, which the prefetchers
+/// follow). A tile that cannot be taken counts as paged.
+pub fn unstreamed_row_lines(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> u64 {
+    let Some(primitive) = spec.primitive() else { return 0 };
+    if !is_matmul_rhs(primitive, RHS) {
+        return 0;
+    }
+    let (rhs, piece) = (&spec.operands()[RHS], &body.operands()[RHS]);
+    let k = usize::from(RHS_K);
+    if rhs.level() != Level::GL || piece.shape()[k] != 1 || rhs.shape()[k] < 2 {
+        return 0;
+    }
+    let long = piece.data_bytes() >= u64::from(target.streams.page_bytes);
+    let paged_rows = || {
+        let mut two_rows = piece.shape().to_vec();
+        two_rows[k] = 2;
+        rhs.tile(&two_rows, target).ok().is_none_or(|rows| !rows.is_contiguous() && rows.paged())
+    };
+    if long || paged_rows() { piece.cache_lines(target) } else { 0 }
+}
+
+/// What a line counted by [`unstreamed_row_lines`] costs: what a fill of it into L1 in a Spec
+/// held in the innermost cache costs when it does not stream (its read at that cache's fill
+/// weight, its write into L1).
+pub fn unstreamed_row_line_cost(target: &Target) -> u64 {
+    target.fill_line_cost(target.innermost_residency()) + target.level(Level::L1).line_cost
 }
 
 /// The least a line of a Matmul's rhs in global memory costs on its way into L1, for a Spec in
@@ -90,5 +140,47 @@ pub fn streamed_line_weight(weight: u64, target: &Target) -> u64 {
     match target.innermost_residency() {
         Residency::Memory => weight,
         innermost => weight.saturating_sub(target.fill_line_cost(innermost)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Spec;
+    use crate::target::X86_AVX512;
+
+    /// [`unstreamed_row_lines`] for a loop over `tile` of the Matmul of `shape` (`b×m×k×n`)
+    /// whose rhs is declared as `(f32, GL<rhs>)`.
+    fn lines(shape: &str, rhs: &str, tile: [u32; 4]) -> u64 {
+        let t = &X86_AVX512;
+        let text = format!("Matmul({shape}, (f32, GL), (f32, GL{rhs}), (f32, GL), serial)");
+        let spec = Spec::parse_for(&text, t).unwrap();
+        let operands = spec.operands().iter().enumerate();
+        let prim = spec.primitive().unwrap();
+        let body: Vec<TensorSpec> = operands.map(|(i, o)| o.tile(&prim.operand_shape(i, &tile), t).unwrap()).collect();
+        let body = LogicalSpec::from_tensors(prim, &tile, body.into(), true);
+        unstreamed_row_lines(spec.logical(), &body, t)
+    }
+
+    #[test]
+    fn short_pieces_of_rows_less_than_a_page_apart_stream() {
+        // 128-byte pieces of a 512-wide matrix's rows (2 KiB apart), of a 64-wide one's
+        // (adjacent), and of a panel's rows.
+        assert_eq!(lines("1x8x512x32", ", row_major, c1", [1, 8, 1, 32]), 0);
+        assert_eq!(lines("1x8x64x64", "", [1, 8, 1, 32]), 0);
+        assert_eq!(lines("1x8x512x128", ", [2, 1, 2 p64]", [1, 8, 1, 64]), 0);
+        // A loop that keeps several rows, or does not cut `k`, pays nothing here.
+        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 8, 2, 32]), 0);
+        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 1, 512, 32]), 0);
+    }
+
+    #[test]
+    fn pieces_of_rows_pages_apart_or_a_page_long_pay() {
+        // Rows whole pages apart: the piece's 2 lines, as its fill would have paid.
+        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 8, 1, 32]), 2);
+        assert_eq!(lines("1x8x1024x1024", "", [1, 8, 1, 32]), 2);
+        // One whole row of 16 KiB at a time: adjacent rows, but a long piece (256 lines).
+        assert_eq!(lines("1x1x32x4096", "", [1, 1, 1, 4096]), 256);
+        assert!(unstreamed_row_line_cost(&X86_AVX512) > 0);
     }
 }
