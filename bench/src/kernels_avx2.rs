@@ -141,8 +141,11 @@ morello::kernel! {
     /// `c = a · b` as `gemm8x512x512`, **hand-scheduled to the register tile**: strips of 16
     /// columns (`b` read in place), each run as two 4×16 tiles of `c` (8 ymm registers) summed
     /// over all 512 values of `k`, the rest searched: the AVX2 twin of the AVX-512 plan that
-    /// beat the searched one on the Zen 4 VM (`kernels_avx512.rs`). Not yet timed on AVX2; the
-    /// model costs it 1,370,112 against the searched plan's 1,125,377.
+    /// beat the searched one on the Zen 4 VM (`kernels_avx512.rs`). Not yet timed on AVX2.
+    /// Under cost model 16 the model costs it 1,370,112 against the searched plan's 1,125,377;
+    /// under model 17 (short pieces of rows less than a page apart stream) the search finds
+    /// this same plan with `a` filled into L1 once at the top (963,072; this schedule
+    /// 1,042,432).
     #[target(avx2)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {

@@ -147,10 +147,11 @@ morello::kernel! {
     /// (`b` read in place), the rest searched, which runs an 8×32 tile of `c` (two zmm registers
     /// a row) over all 512 values of `k`. On the Zen 4 VM (2026-12-01,
     /// `experiments/two_kernels.c`, CPU 1, paired) it ran at 108.5 GFLOP/s against 94.3 for the
-    /// searched `gemm8x512x512`, which the model costs 7.8% less (506,881 against 549,888): 15%
-    /// of this plan's cost is each step's fill of two lines of `b` (one row piece per value of
-    /// `k`, rows 2 KiB apart), which the searched plan avoids by filling 8 contiguous rows at once
-    /// (a streamed fill, free); at this speed the core hides those fills.
+    /// plan cost model 16 searched (506,881 against this plan's 549,888 there: each step's fill of
+    /// a 128-byte piece of a row of `b`, rows 2 KiB apart, was charged at L2's fill weight).
+    /// Cost model 17 lets such short pieces of rows less than a page apart stream, and the search
+    /// now finds this plan itself (cost 448,512: `a` and `c` filled into L1 before the strips
+    /// rather than in each; this schedule 467,968).
     #[target(avx512)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
