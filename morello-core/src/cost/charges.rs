@@ -70,9 +70,9 @@ impl NodeCharges {
                     .saturating_add(restarted)
                     .saturating_mul(target.unprefetched_line_cost(held));
                 // Row pieces whose fills cannot stream, which the fills do not charge.
-                let strided = unstreamed_row_lines(spec.logical(), l.body.spec.logical(), target)
+                let unstreamed = unstreamed_row_lines(spec.logical(), l.body.spec.logical(), target)
                     .saturating_mul(unstreamed_row_line_cost(target));
-                let unprefetched = unprefetched.saturating_add(strided);
+                let unprefetched = unprefetched.saturating_add(unstreamed);
                 let (times, extra) = if l.parallel {
                     let p = &target.parallel;
                     let rounds = trips.div_ceil(u64::from(p.processors));

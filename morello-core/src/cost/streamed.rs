@@ -122,10 +122,12 @@ pub fn unstreamed_row_lines(spec: &LogicalSpec, body: &LogicalSpec, target: &Tar
 }
 
 /// What a line counted by [`unstreamed_row_lines`] costs: what a fill of it into L1 in a Spec
-/// held in the innermost cache costs when it does not stream (its read at that cache's fill
-/// weight, its write into L1).
+/// held in the innermost cache costs when it does not stream, by the weights the fill uses
+/// ([`TensorSpec::fill_cost`] of its source, [`TensorSpec::move_cost`] of the contiguous L1
+/// tile it writes).
 pub fn unstreamed_row_line_cost(target: &Target) -> u64 {
-    target.fill_line_cost(target.innermost_residency()) + target.level(Level::L1).line_cost
+    let held = target.innermost_residency();
+    target.least_line_cost(Level::GL, held) + target.line_cost(Level::L1, held)
 }
 
 /// The least a line of a Matmul's rhs in global memory costs on its way into L1, for a Spec in
@@ -181,6 +183,16 @@ mod tests {
         assert_eq!(lines("1x8x1024x1024", "", [1, 8, 1, 32]), 2);
         // One whole row of 16 KiB at a time: adjacent rows, but a long piece (256 lines).
         assert_eq!(lines("1x1x32x4096", "", [1, 1, 1, 4096]), 256);
-        assert!(unstreamed_row_line_cost(&X86_AVX512) > 0);
+    }
+
+    #[test]
+    fn a_loop_pays_for_a_piece_what_its_fill_would_have() {
+        // A 128-byte piece of a row, filled into L1 in a Spec held in L2.
+        let t = &X86_AVX512;
+        let spec = Spec::parse_for("Matmul(1x8x1x32, (f32, GL), (f32, GL), (f32, GL), serial)", t).unwrap();
+        let piece = &spec.operands()[RHS];
+        let held = t.innermost_residency();
+        let fill = piece.fill_cost(t, held) + piece.cache_filled(Level::L1).move_cost(t, held);
+        assert_eq!(piece.cache_lines(t) * unstreamed_row_line_cost(t), fill);
     }
 }
