@@ -145,7 +145,8 @@ morello::kernel! {
     /// Under cost model 16 the model costs it 1,370,112 against the searched plan's 1,125,377;
     /// under model 17 (short pieces of rows less than a page apart stream) the search finds
     /// this same plan with `a` filled into L1 once at the top (963,072; this schedule
-    /// 1,042,432).
+    /// 1,042,432), and under model 18 (those pieces pay L1's weight) still does (1,028,608;
+    /// this schedule 1,107,968).
     #[target(avx2)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {

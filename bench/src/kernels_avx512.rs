@@ -151,7 +151,8 @@ morello::kernel! {
     /// a 128-byte piece of a row of `b`, rows 2 KiB apart, was charged at L2's fill weight).
     /// Cost model 17 lets such short pieces of rows less than a page apart stream, and the search
     /// now finds this plan itself (cost 448,512: `a` and `c` filled into L1 before the strips
-    /// rather than in each; this schedule 467,968).
+    /// rather than in each; this schedule 467,968). Model 18 charges those pieces L1's weight
+    /// and keeps the plan (464,896; this schedule 484,352).
     #[target(avx512)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {

@@ -16,8 +16,8 @@
 //! pays only the time the cache takes to deliver its lines
 //! ([`crate::target::Cache::fill_line_cost`]), where a copy pays the cache's full weight (and
 //! double for a tile that is not contiguous, which a fill does not), and nothing at all when
-//! it streams a Matmul's rhs along `k` ([`streamed_fill`]; a loop reading pieces of rows a
-//! whole number of pages apart pays for them: [`unstreamed_row_lines`]).
+//! it streams a Matmul's rhs along `k` ([`streamed_fill`]; a loop reading pieces of rows that
+//! do not follow each other pays for them: [`row_pieces`]).
 //! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
 //! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
 //! the cache keeps, wherever its fills would otherwise sit.
@@ -36,7 +36,7 @@ mod tree;
 
 pub use caches::{cache_fill, loop_cache_fill, residency};
 pub use charges::NodeCharges;
-pub use streamed::{may_stream, streamed_fill, streamed_line_weight, unstreamed_row_line_cost, unstreamed_row_lines};
+pub use streamed::{RowPieces, may_stream, row_piece_cost, row_pieces, streamed_fill, streamed_line_weight};
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 

@@ -19,7 +19,7 @@ use morello_core::target::X86_AVX512;
 /// `b` (2048×16 f32, 128 KiB) does not fit the 48 KiB L1, so the search splits `k`, and each
 /// part would otherwise read the output back. `b` is a block of a matrix 1024 or more wide
 /// (`c1, paged`: its rows lie whole pages apart), whose rows L2 does not stream for free
-/// (`cost::unstreamed_row_lines`): a contiguous `b`, or one whose rows are closer, is read
+/// (`cost::row_pieces`): a contiguous `b`, or one whose rows are closer, is read
 /// over the whole of `k` in one part.
 const SPEC: &str = "Matmul(1x16x2048x16, (f32, GL), (f32, GL, row_major, c1, paged), (f32, GL), serial)";
 

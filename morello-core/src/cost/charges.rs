@@ -8,9 +8,7 @@
 //! them. [`crate::cost::node_cost`] goes through it too: there is one definition of a node's
 //! cost.
 
-use super::{
-    cache_fill, loop_cache_fill, residency, streamed_fill, streams, unstreamed_row_line_cost, unstreamed_row_lines,
-};
+use super::{cache_fill, loop_cache_fill, residency, row_piece_cost, streamed_fill, streams};
 use crate::imp::ImplNode;
 use crate::spec::Spec;
 use crate::target::{Residency, Target};
@@ -69,10 +67,9 @@ impl NodeCharges {
                 let unprefetched = streams::scattered_lines(spec, &l.tile, target)
                     .saturating_add(restarted)
                     .saturating_mul(target.unprefetched_line_cost(held));
-                // Row pieces whose fills cannot stream, which the fills do not charge.
-                let unstreamed = unstreamed_row_lines(spec.logical(), l.body.spec.logical(), target)
-                    .saturating_mul(unstreamed_row_line_cost(target));
-                let unprefetched = unprefetched.saturating_add(unstreamed);
+                // Pieces of rows whose fills do not stream for free, which the fills do not charge.
+                let row_pieces = row_piece_cost(spec.logical(), l.body.spec.logical(), target);
+                let unprefetched = unprefetched.saturating_add(row_pieces);
                 let (times, extra) = if l.parallel {
                     let p = &target.parallel;
                     let rounds = trips.div_ceil(u64::from(p.processors));

@@ -25,11 +25,17 @@
 //! rows at a time (`bench/README.md`, "Paired on a Zen 4 VM"). A tile's layout does not
 //! record how far apart the rows of its parent were, so the loop pays for what its
 //! iterations' fills would have: a serial loop whose body reads one row of a Matmul's rhs in
-//! global memory pays [`unstreamed_row_lines`] at [`unstreamed_row_line_cost`] on every
-//! iteration, unless the piece is shorter than a page and the rows lie less than a page apart
-//! (cost model 17). A piece a page or longer pays too, wherever its rows lie: a vector-matrix
-//! product reading its matrix one whole row at a time, and its output once per row, is not
-//! what this evidence covers, so it costs what model 16 charged.
+//! global memory pays, on every iteration, for the piece's lines by [`row_pieces`]: nothing
+//! when the rows follow each other, the whole fill when the rows lie a whole number of pages
+//! apart or the piece is a page or longer, and in between, for short pieces of rows less than
+//! a page apart that do not follow each other, the line's write into L1 alone (cost model 18).
+//! That middle charge is what tells a copy of a 512×512 block of a 2048³ GEMM's `b` into a
+//! row-major buffer (rows 2 KiB apart) from one into 64-column panels (adjacent rows): both
+//! cost the same to 0.004% under model 17, which made them all free, and the row-major buffer
+//! ran 5% slower paired (88.1 against 92.8 GFLOP/s). A piece a page or longer pays in full
+//! wherever its rows lie: a vector-matrix product reading its matrix one whole row at a time,
+//! and its output once per row, is not what this evidence covers, so it costs what model 16
+//! charged.
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
@@ -57,7 +63,7 @@ const RHS_K: u8 = 1;
 /// Whether a Spec of primitive `primitive` whose operand `operand` is `tensor` may fill
 /// that operand (or the tiles of it its sub-Specs read in place) into L1 for free, in some
 /// sub-Spec: the operand is a Matmul's rhs, and some contiguous tile of it is read without a
-/// loop paying for its rows ([`unstreamed_row_lines`]).
+/// loop paying for its rows' fills ([`row_pieces`]).
 ///
 /// A streamed fill needs a contiguous tile ([`streamed_fill`]). The Matmul rewrites make no
 /// views, so a sub-Spec reads the rhs in place only through tiles of it. When the rhs's
@@ -93,41 +99,70 @@ pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target
     is_matmul_rhs(primitive, operand) && rhs.level() == Level::GL && rhs.is_contiguous()
 }
 
-/// The cache lines of a Matmul's rhs in global memory that each iteration of a serial loop
-/// implementing `spec`, whose body is `body`, reads as a piece of one row of `k` whose fills
-/// do not stream, though [`streamed_fill`] cannot tell them from those that do: a piece a page
-/// or longer, or one cut from rows a whole number of pages apart. Zero for every other loop.
+/// How the pieces of one row of `k` of a Matmul's rhs, which each iteration of a serial loop
+/// reads, get into L1, by how far apart the rows lie ([`row_pieces`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RowPieces {
+    /// Short pieces of rows that follow each other in memory: L2 streams them for free.
+    Adjacent,
+    /// Short pieces of rows less than a page apart that do not follow each other: they stream,
+    /// but each line costs what it costs to write into L1 (cost model 18).
+    Near,
+    /// Pieces a page or longer, or of rows a whole number of pages apart: each line costs what
+    /// its fill would have had it not streamed.
+    Unstreamed,
+}
+
+impl RowPieces {
+    /// What the loop pays, per iteration, for each line of its body's piece: the weights a fill
+    /// of it into L1, in a Spec held in the innermost cache, uses ([`TensorSpec::fill_cost`] of
+    /// its source, [`TensorSpec::move_cost`] of the contiguous L1 tile it writes), or the
+    /// second alone for [`RowPieces::Near`].
+    pub fn line_cost(self, target: &Target) -> u64 {
+        let held = target.innermost_residency();
+        match self {
+            RowPieces::Adjacent => 0,
+            RowPieces::Near => target.line_cost(Level::L1, held),
+            RowPieces::Unstreamed => target.least_line_cost(Level::GL, held) + target.line_cost(Level::L1, held),
+        }
+    }
+}
+
+/// The piece of one row of `k` of a Matmul's rhs in global memory that each iteration of a
+/// serial loop implementing `spec`, whose body is `body`, reads, when the loop cuts `k` down to
+/// one row: how its fills get into L1, which [`streamed_fill`] cannot tell, and its cache
+/// lines. `None` for every other loop.
 ///
-/// Whether consecutive rows are that far apart is what a tile of two rows of the piece's
-/// width says: contiguous (the rows follow each other), [`TensorSpec::paged`] (whole pages
-/// apart), or neither (less than a page apart, or an odd distance, which the prefetchers
-/// follow). A tile that cannot be taken counts as paged.
-pub fn unstreamed_row_lines(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> u64 {
-    let Some(primitive) = spec.primitive() else { return 0 };
+/// Whether consecutive rows are far apart is what a tile of two rows of the piece's width
+/// says: contiguous ([`RowPieces::Adjacent`]), [`TensorSpec::paged`] (whole pages apart), or
+/// neither (less than a page apart, or an odd distance, which the prefetchers follow:
+/// [`RowPieces::Near`]). A tile that cannot be taken counts as paged.
+pub fn row_pieces(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> Option<(RowPieces, u64)> {
+    let primitive = spec.primitive()?;
     if !is_matmul_rhs(primitive, RHS) {
-        return 0;
+        return None;
     }
     let (rhs, piece) = (&spec.operands()[RHS], &body.operands()[RHS]);
     let k = usize::from(RHS_K);
     if rhs.level() != Level::GL || piece.shape()[k] != 1 || rhs.shape()[k] < 2 {
-        return 0;
+        return None;
     }
     let long = piece.data_bytes() >= u64::from(target.streams.page_bytes);
-    let paged_rows = || {
-        let mut two_rows = piece.shape().to_vec();
-        two_rows[k] = 2;
-        rhs.tile(&two_rows, target).ok().is_none_or(|rows| !rows.is_contiguous() && rows.paged())
+    let mut two_rows = piece.shape().to_vec();
+    two_rows[k] = 2;
+    let kind = match rhs.tile(&two_rows, target) {
+        _ if long => RowPieces::Unstreamed,
+        Ok(rows) if rows.is_contiguous() => RowPieces::Adjacent,
+        Ok(rows) if !rows.paged() => RowPieces::Near,
+        _ => RowPieces::Unstreamed,
     };
-    if long || paged_rows() { piece.cache_lines(target) } else { 0 }
+    Some((kind, piece.cache_lines(target)))
 }
 
-/// What a line counted by [`unstreamed_row_lines`] costs: what a fill of it into L1 in a Spec
-/// held in the innermost cache costs when it does not stream, by the weights the fill uses
-/// ([`TensorSpec::fill_cost`] of its source, [`TensorSpec::move_cost`] of the contiguous L1
-/// tile it writes).
-pub fn unstreamed_row_line_cost(target: &Target) -> u64 {
-    let held = target.innermost_residency();
-    target.least_line_cost(Level::GL, held) + target.line_cost(Level::L1, held)
+/// What each iteration of a serial loop implementing `spec`, whose body is `body`, pays for
+/// the piece of one row of a Matmul's rhs it reads ([`row_pieces`]); zero for other loops.
+pub fn row_piece_cost(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> u64 {
+    row_pieces(spec, body, target).map_or(0, |(kind, lines)| lines.saturating_mul(kind.line_cost(target)))
 }
 
 /// The least a line of a Matmul's rhs in global memory costs on its way into L1, for a Spec in
@@ -151,9 +186,9 @@ mod tests {
     use crate::spec::Spec;
     use crate::target::X86_AVX512;
 
-    /// [`unstreamed_row_lines`] for a loop over `tile` of the Matmul of `shape` (`b×m×k×n`)
-    /// whose rhs is declared as `(f32, GL<rhs>)`.
-    fn lines(shape: &str, rhs: &str, tile: [u32; 4]) -> u64 {
+    /// [`row_pieces`] for a loop over `tile` of the Matmul of `shape` (`b×m×k×n`) whose rhs is
+    /// declared as `(f32, GL<rhs>)`.
+    fn pieces(shape: &str, rhs: &str, tile: [u32; 4]) -> Option<(RowPieces, u64)> {
         let t = &X86_AVX512;
         let text = format!("Matmul({shape}, (f32, GL), (f32, GL{rhs}), (f32, GL), serial)");
         let spec = Spec::parse_for(&text, t).unwrap();
@@ -161,38 +196,52 @@ mod tests {
         let prim = spec.primitive().unwrap();
         let body: Vec<TensorSpec> = operands.map(|(i, o)| o.tile(&prim.operand_shape(i, &tile), t).unwrap()).collect();
         let body = LogicalSpec::from_tensors(prim, &tile, body.into(), true);
-        unstreamed_row_lines(spec.logical(), &body, t)
+        row_pieces(spec.logical(), &body, t)
     }
 
     #[test]
-    fn short_pieces_of_rows_less_than_a_page_apart_stream() {
-        // 128-byte pieces of a 512-wide matrix's rows (2 KiB apart), of a 64-wide one's
-        // (adjacent), and of a panel's rows.
-        assert_eq!(lines("1x8x512x32", ", row_major, c1", [1, 8, 1, 32]), 0);
-        assert_eq!(lines("1x8x64x64", "", [1, 8, 1, 32]), 0);
-        assert_eq!(lines("1x8x512x128", ", [2, 1, 2 p64]", [1, 8, 1, 64]), 0);
-        // A loop that keeps several rows, or does not cut `k`, pays nothing here.
-        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 8, 2, 32]), 0);
-        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 1, 512, 32]), 0);
+    fn short_pieces_of_adjacent_rows_stream_for_free() {
+        // Whole rows of a 64-wide matrix, and 256-byte pieces of a panel's rows.
+        assert_eq!(pieces("1x8x64x64", "", [1, 8, 1, 64]), Some((RowPieces::Adjacent, 4)));
+        assert_eq!(pieces("1x8x512x128", ", [2, 1, 2 p64]", [1, 8, 1, 64]), Some((RowPieces::Adjacent, 4)));
+        assert_eq!(RowPieces::Adjacent.line_cost(&X86_AVX512), 0);
     }
 
     #[test]
-    fn pieces_of_rows_pages_apart_or_a_page_long_pay() {
-        // Rows whole pages apart: the piece's 2 lines, as its fill would have paid.
-        assert_eq!(lines("1x8x512x32", ", row_major, c1, paged", [1, 8, 1, 32]), 2);
-        assert_eq!(lines("1x8x1024x1024", "", [1, 8, 1, 32]), 2);
+    fn short_pieces_of_rows_less_than_a_page_apart_pay_for_l1() {
+        // 128-byte pieces of a 512-wide matrix's rows, 2 KiB apart, and of a 64-wide one's.
+        assert_eq!(pieces("1x8x512x32", ", row_major, c1", [1, 8, 1, 32]), Some((RowPieces::Near, 2)));
+        assert_eq!(pieces("1x8x64x64", "", [1, 8, 1, 32]), Some((RowPieces::Near, 2)));
+        let t = &X86_AVX512;
+        let l1 = t.line_cost(Level::L1, t.innermost_residency());
+        assert!(l1 > 0);
+        assert_eq!(RowPieces::Near.line_cost(t), l1);
+        assert!(RowPieces::Near.line_cost(t) < RowPieces::Unstreamed.line_cost(t));
+    }
+
+    #[test]
+    fn loops_that_keep_several_rows_read_no_row_pieces() {
+        assert_eq!(pieces("1x8x512x32", ", row_major, c1, paged", [1, 8, 2, 32]), None);
+        assert_eq!(pieces("1x8x512x32", ", row_major, c1, paged", [1, 1, 512, 32]), None);
+    }
+
+    #[test]
+    fn pieces_of_rows_pages_apart_or_a_page_long_do_not_stream() {
+        // Rows whole pages apart: the piece's 2 lines.
+        assert_eq!(pieces("1x8x512x32", ", row_major, c1, paged", [1, 8, 1, 32]), Some((RowPieces::Unstreamed, 2)));
+        assert_eq!(pieces("1x8x1024x1024", "", [1, 8, 1, 32]), Some((RowPieces::Unstreamed, 2)));
         // One whole row of 16 KiB at a time: adjacent rows, but a long piece (256 lines).
-        assert_eq!(lines("1x1x32x4096", "", [1, 1, 1, 4096]), 256);
+        assert_eq!(pieces("1x1x32x4096", "", [1, 1, 1, 4096]), Some((RowPieces::Unstreamed, 256)));
     }
 
     #[test]
-    fn a_loop_pays_for_a_piece_what_its_fill_would_have() {
+    fn a_loop_pays_for_an_unstreamed_piece_what_its_fill_would_have() {
         // A 128-byte piece of a row, filled into L1 in a Spec held in L2.
         let t = &X86_AVX512;
         let spec = Spec::parse_for("Matmul(1x8x1x32, (f32, GL), (f32, GL), (f32, GL), serial)", t).unwrap();
         let piece = &spec.operands()[RHS];
         let held = t.innermost_residency();
         let fill = piece.fill_cost(t, held) + piece.cache_filled(Level::L1).move_cost(t, held);
-        assert_eq!(piece.cache_lines(t) * unstreamed_row_line_cost(t), fill);
+        assert_eq!(piece.cache_lines(t) * RowPieces::Unstreamed.line_cost(t), fill);
     }
 }

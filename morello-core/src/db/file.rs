@@ -30,7 +30,7 @@ pub const MAGIC: &[u8; 8] = b"MORELLO\x01";
 pub const FORMAT_VERSION: u32 = 3;
 /// Bump whenever kernel costs or rewrites change what is optimal: stored answers of older
 /// versions are then rebuilt rather than trusted.
-pub const COST_MODEL_VERSION: u32 = 17;
+pub const COST_MODEL_VERSION: u32 = 18;
 
 /// What a file records about how its answers were found.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -107,7 +107,7 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// [`streamed_line_weight`] instead, unless no tile of it can stream ([`may_stream`]: its
 /// contiguous runs hold one row of `k` each, a whole number of pages apart, as the tiles of a
 /// wider row-major matrix 1024 or more `f32` wide do; the loops that cut such rows into
-/// pieces pay for them, [`crate::cost::unstreamed_row_lines`]).
+/// pieces pay for them, [`crate::cost::row_pieces`]).
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
 /// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
