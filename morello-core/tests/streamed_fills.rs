@@ -1,8 +1,9 @@
 //! Streamed fills: a hardware fill of a Matmul's rhs into L1 costs nothing when L2 can stream
 //! it (a contiguous run of several rows of `k`, or a short piece of one row whose neighbours
-//! are less than a page away, in a Spec held in L2), so the search runs register tiles over
-//! the whole of `k` where the rhs is laid out for that, and the kernels it builds agree with
-//! the reference evaluator.
+//! are less than a page away, in a Spec held in L2; the loop that cuts `k` down to such pieces
+//! pays L1's weight for their lines unless the rows follow each other), so the search runs
+//! register tiles over the whole of `k` where the rhs is laid out for that, and the kernels it
+//! builds agree with the reference evaluator.
 
 mod common;
 
