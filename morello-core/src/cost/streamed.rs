@@ -53,6 +53,7 @@ use crate::primitive::Primitive;
 use crate::spec::LogicalSpec;
 use crate::target::{Residency, Target};
 use crate::tensor::TensorSpec;
+use smallvec::SmallVec;
 
 /// The operand whose fills may stream: a Matmul's rhs.
 const RHS: usize = 1;
@@ -120,10 +121,11 @@ impl RowPieces {
     /// second alone for [`RowPieces::Near`].
     pub fn line_cost(self, target: &Target) -> u64 {
         let held = target.innermost_residency();
+        let write = target.line_cost(Level::L1, held);
         match self {
             RowPieces::Adjacent => 0,
-            RowPieces::Near => target.line_cost(Level::L1, held),
-            RowPieces::Unstreamed => target.least_line_cost(Level::GL, held) + target.line_cost(Level::L1, held),
+            RowPieces::Near => write,
+            RowPieces::Unstreamed => target.least_line_cost(Level::GL, held) + write,
         }
     }
 }
@@ -147,16 +149,18 @@ pub fn row_pieces(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> Op
     if rhs.level() != Level::GL || piece.shape()[k] != 1 || rhs.shape()[k] < 2 {
         return None;
     }
-    let long = piece.data_bytes() >= u64::from(target.streams.page_bytes);
-    let mut two_rows = piece.shape().to_vec();
+    let lines = piece.cache_lines(target);
+    if piece.data_bytes() >= u64::from(target.streams.page_bytes) {
+        return Some((RowPieces::Unstreamed, lines));
+    }
+    let mut two_rows: SmallVec<[u32; 4]> = piece.shape().into();
     two_rows[k] = 2;
     let kind = match rhs.tile(&two_rows, target) {
-        _ if long => RowPieces::Unstreamed,
         Ok(rows) if rows.is_contiguous() => RowPieces::Adjacent,
         Ok(rows) if !rows.paged() => RowPieces::Near,
         _ => RowPieces::Unstreamed,
     };
-    Some((kind, piece.cache_lines(target)))
+    Some((kind, lines))
 }
 
 /// What each iteration of a serial loop implementing `spec`, whose body is `body`, pays for
@@ -213,9 +217,7 @@ mod tests {
         assert_eq!(pieces("1x8x512x32", ", row_major, c1", [1, 8, 1, 32]), Some((RowPieces::Near, 2)));
         assert_eq!(pieces("1x8x64x64", "", [1, 8, 1, 32]), Some((RowPieces::Near, 2)));
         let t = &X86_AVX512;
-        let l1 = t.line_cost(Level::L1, t.innermost_residency());
-        assert!(l1 > 0);
-        assert_eq!(RowPieces::Near.line_cost(t), l1);
+        assert!(RowPieces::Near.line_cost(t) > 0);
         assert!(RowPieces::Near.line_cost(t) < RowPieces::Unstreamed.line_cost(t));
     }
 
@@ -235,13 +237,16 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_pays_for_an_unstreamed_piece_what_its_fill_would_have() {
-        // A 128-byte piece of a row, filled into L1 in a Spec held in L2.
+    fn a_loop_pays_for_a_piece_what_its_fill_or_the_fills_write_into_l1_would_have() {
+        // A 128-byte piece of a row, filled into L1 in a Spec held in L2: an unstreamed piece
+        // pays the whole fill, a near one its write into L1 alone.
         let t = &X86_AVX512;
         let spec = Spec::parse_for("Matmul(1x8x1x32, (f32, GL), (f32, GL), (f32, GL), serial)", t).unwrap();
         let piece = &spec.operands()[RHS];
         let held = t.innermost_residency();
-        let fill = piece.fill_cost(t, held) + piece.cache_filled(Level::L1).move_cost(t, held);
+        let write = piece.cache_filled(Level::L1).move_cost(t, held);
+        let fill = piece.fill_cost(t, held) + write;
         assert_eq!(piece.cache_lines(t) * RowPieces::Unstreamed.line_cost(t), fill);
+        assert_eq!(piece.cache_lines(t) * RowPieces::Near.line_cost(t), write);
     }
 }
