@@ -281,8 +281,12 @@ impl Build {
                 indices.iter().map(|&i| format!("{}: {}", kernels[i].name, kernels[i].spec)).collect();
             let report_kernel = |solved: &workers::Solved| {
                 if verbose {
+                    let joined = match solved.assists {
+                        0 => String::new(),
+                        n => format!(", joined by {n} idle thread(s)"),
+                    };
                     eprintln!(
-                        "morello: {} ({} Specs searched, {} memo hits) in {:.2?}",
+                        "morello: {} ({} Specs searched, {} memo hits{joined}) in {:.2?}",
                         labels[solved.index], solved.searched, solved.memo_hits, solved.elapsed
                     );
                 }

@@ -6,8 +6,10 @@
 //! database and solves its kernels in order, so a build's results depend only on the
 //! database, the declarations and the number of workers. Threads beyond the number of workers
 //! (one kernel on two cores, say) search inside each worker's synthesizer, which does not
-//! change its results (see `Synthesizer::set_threads`). Everything every worker solved is
-//! added to one database at the end.
+//! change its results (see `Synthesizer::set_threads`). A worker that has finished its
+//! kernels joins the searches still running on the others until they have finished too
+//! (`AssistBoard`), which does not change their results either. Everything every worker
+//! solved is added to one database at the end.
 //!
 //! A long synthesis also saves as it goes ([`Checkpoint`]): after a kernel, a worker that has
 //! searched for [`CHECKPOINT_EVERY`] since it last saved adds what it found to the database
@@ -20,8 +22,9 @@ use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::{SearchMode, Synthesizer};
+use morello_core::search::{AssistBoard, SearchMode, Synthesizer};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How one kernel's synthesis went.
@@ -36,6 +39,8 @@ pub(crate) struct Solved {
     pub searched: u64,
     /// Memo-table hits while synthesizing it.
     pub memo_hits: u64,
+    /// Threads of finished workers that joined its searches.
+    pub assists: u64,
 }
 
 /// What [`synthesize`] produced.
@@ -114,6 +119,10 @@ pub(crate) fn synthesize(
     // The first worker takes `db` itself; the others, copies.
     let copies: Vec<Database> = (1..workers).map(|_| db.clone()).collect();
     let databases = std::iter::once(db).chain(copies);
+    // A worker that has finished helps the others' searches until every worker has.
+    let board = AssistBoard::new();
+    let busy = AtomicUsize::new(workers);
+    let (board, busy) = (&board, &busy);
     let results: Vec<(Vec<Solved>, Synthesizer)> = std::thread::scope(|scope| {
         let handles: Vec<_> = work
             .into_iter()
@@ -126,6 +135,10 @@ pub(crate) fn synthesize(
                         synth.set_offline(mode.offline);
                         synth.set_search_mode(mode.search);
                         synth.set_threads(search_threads);
+                        let working = Working(busy);
+                        if workers > 1 {
+                            synth.set_assist_board(board.clone());
+                        }
                         let mut solved: Vec<Solved> = Vec::new();
                         let mut last_save = Instant::now();
                         let mut unsaved = false;
@@ -142,6 +155,8 @@ pub(crate) fn synthesize(
                                 (last_save, unsaved) = (Instant::now(), false);
                             }
                         }
+                        drop(working);
+                        board.help_while(|| busy.load(Ordering::SeqCst) > 0);
                         (solved, synth)
                     })
                     .expect("spawning a synthesis worker")
@@ -163,6 +178,15 @@ pub(crate) fn synthesize(
     Synthesized { solved, database }
 }
 
+/// Counts a worker as busy until dropped, even by a panic (the others stop waiting for it).
+struct Working<'a>(&'a AtomicUsize);
+
+impl Drop for Working<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn run_one(synth: &mut Synthesizer, index: usize, job: SynthesisJob) -> Solved {
     let before = synth.stats();
     let start = Instant::now();
@@ -174,6 +198,7 @@ fn run_one(synth: &mut Synthesizer, index: usize, job: SynthesisJob) -> Solved {
         elapsed: start.elapsed(),
         searched: after.specs_solved - before.specs_solved,
         memo_hits: after.memo_hits - before.memo_hits,
+        assists: after.assists - before.assists,
     }
 }
 
@@ -255,6 +280,27 @@ mod tests {
             assert_eq!(read.result.as_ref().expect("in the checkpoint"), searched.result.as_ref().unwrap());
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The worker that finishes first joins the other's search: the kernels are those one
+    /// worker finds alone.
+    #[test]
+    fn a_finished_worker_helps_another_without_changing_its_kernels() {
+        let specs = [
+            "Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL), serial)",
+            "Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL), serial)",
+        ];
+        let jobs = || specs.iter().map(|s| job(s)).collect::<Vec<_>>();
+        let target = TargetId::X86Avx2.target();
+        let online = Mode { offline: false, search: SearchMode::EXACT };
+        let alone = synthesize(jobs(), Database::new(target), online, 1, None, &|_| {});
+        let helped = synthesize(jobs(), Database::new(target), online, 2, None, &|_| {});
+        assert_eq!(per_worker(&jobs(), 2), vec![vec![0], vec![1]], "one kernel per worker");
+        for (a, b) in alone.solved.iter().zip(&helped.solved) {
+            assert_eq!(a.result.as_ref().unwrap(), b.result.as_ref().unwrap());
+        }
+        assert_eq!(alone.solved[0].assists, 0);
+        assert!(helped.solved[0].assists >= 1, "the idle worker did not join the 32³ search");
     }
 
     #[test]

@@ -21,6 +21,8 @@
 //!
 //! **Several threads.** With [`Synthesizer::set_threads`], helper threads search the same
 //! Spec beside the caller's, sharing its memo table, each trying rewrites in its own order.
+//! Threads with nothing left to do can join a search the same way through an [`AssistBoard`]
+//! ([`Synthesizer::set_assist_board`]).
 //!
 //! **Branch and bound with budgets.** Each Spec is solved under a budget: the cost above which
 //! its parent no longer cares. A rewrite whose lower bound exceeds the budget (or the best
@@ -55,6 +57,7 @@
 //! database ([`crate::db`]) before searching a Spec and hands back everything it solved with
 //! [`Synthesizer::into_database`]; offline, it only reads.
 
+mod assist;
 mod bounds;
 mod database;
 mod enumerate;
@@ -70,6 +73,7 @@ mod slack;
 mod space;
 mod staging;
 
+pub use assist::AssistBoard;
 pub use bounds::spec_lower_bound;
 pub use enumerate::actions;
 use learned::Learned;
@@ -131,6 +135,8 @@ pub struct SynthesisStats {
     pub pruned: u64,
     /// Specs answered by the database.
     pub db_hits: u64,
+    /// Threads of other synthesizers that joined this one's searches ([`AssistBoard`]).
+    pub assists: u64,
     /// Time spent solving.
     pub elapsed: Duration,
 }
@@ -154,6 +160,8 @@ pub struct Synthesizer {
     helper: usize,
     /// Set when a helper's work is no longer needed.
     stop: Option<Arc<AtomicBool>>,
+    /// Where this synthesizer's searches accept idle threads of other synthesizers.
+    assist: Option<AssistBoard>,
 }
 
 /// The result of solving a Spec under a budget.
@@ -201,6 +209,7 @@ impl Synthesizer {
             threads: 1,
             helper: 0,
             stop: None,
+            assist: None,
         }
     }
 

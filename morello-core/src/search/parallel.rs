@@ -15,7 +15,7 @@
 //! cost in enumeration order, whatever order the rewrites were tried in (see "One answer per
 //! Spec" in [`crate::search`]).
 
-use super::{Outcome, SynthesisStats, Synthesizer};
+use super::{AssistBoard, Outcome, SynthesisStats, Synthesizer};
 use crate::spec::Spec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,13 +71,22 @@ impl Synthesizer {
         self.threads
     }
 
-    /// Solves `spec` with a rising budget on this synthesizer's threads.
+    /// Lets threads that would otherwise idle join this synthesizer's exact searches from now
+    /// on: those that [`AssistBoard::help_while`] on `board`. The results are the same.
+    pub fn set_assist_board(&mut self, board: AssistBoard) {
+        self.assist = Some(board);
+    }
+
+    /// Solves `spec` with a rising budget on this synthesizer's threads, and on those that join
+    /// it from its [`AssistBoard`].
     pub(super) fn solve_on_threads(&mut self, spec: &Spec) -> Outcome {
         let answered = self.memo.get_with(spec, |_| ()).is_some();
-        if self.threads == 1 || answered || self.offline || !self.slack.is_exact() {
+        let alone = self.threads == 1 && self.assist.is_none();
+        if alone || answered || self.offline || !self.slack.is_exact() {
             return self.with_deep_stack(|s| s.solve_with_rising_budget(spec));
         }
         let stop = Arc::new(AtomicBool::new(false));
+        let posted = self.assist.as_ref().map(|board| board.open(self, spec, &stop));
         let mut helpers: Vec<Synthesizer> = (1..self.threads).map(|h| self.helper(h, &stop)).collect();
         let outcome = std::thread::scope(|scope| {
             for helper in &mut helpers {
@@ -98,12 +107,17 @@ impl Synthesizer {
         for helper in &helpers {
             self.stats.add_work(&helper.stats);
         }
+        if let Some(posted) = posted {
+            let (work, joined) = posted.close();
+            self.stats.add_work(&work);
+            self.stats.assists += joined as u64;
+        }
         outcome
     }
 
     /// Helper `index` of a search on this synthesizer's threads: it shares the memo table and
     /// database and stops when `stop` is set.
-    fn helper(&self, index: usize, stop: &Arc<AtomicBool>) -> Synthesizer {
+    pub(super) fn helper(&self, index: usize, stop: &Arc<AtomicBool>) -> Synthesizer {
         let mut helper = Synthesizer::new(self.target);
         helper.memo = Arc::clone(&self.memo);
         helper.db = self.db.clone();
@@ -128,7 +142,7 @@ impl Drop for StopWhenDropped<'_> {
 
 impl SynthesisStats {
     /// Adds another thread's work counters (not its time) to these.
-    fn add_work(&mut self, other: &SynthesisStats) {
+    pub(super) fn add_work(&mut self, other: &SynthesisStats) {
         self.specs_solved += other.specs_solved;
         self.memo_hits += other.memo_hits;
         self.actions_tried += other.actions_tried;
