@@ -135,7 +135,8 @@ pub struct SynthesisStats {
     pub pruned: u64,
     /// Specs answered by the database.
     pub db_hits: u64,
-    /// Threads of other synthesizers that joined this one's searches ([`AssistBoard`]).
+    /// How many times threads of other synthesizers joined this one's searches
+    /// ([`AssistBoard`]).
     pub assists: u64,
     /// Time spent solving.
     pub elapsed: Duration,

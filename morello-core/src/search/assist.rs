@@ -98,8 +98,8 @@ impl AssistBoard {
         helped.len()
     }
 
-    /// The first opening whose search is still running and that is not among `helped`, with
-    /// a new helper for it.
+    /// Of the openings whose searches are still running and that are not among `helped`, the
+    /// one with the fewest helpers, with a new helper for it.
     fn take(&self, helped: &[u64]) -> Option<(Arc<Opening>, Synthesizer)> {
         let openings = lock(&self.shared.openings);
         let opening = openings
