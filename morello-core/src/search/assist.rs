@@ -203,16 +203,8 @@ impl Drop for PostedSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::parallel::StopWhenDropped;
     use crate::target::X86_AVX2;
-
-    /// Sets a flag when dropped, so a thread waiting on it stops even if the test panics.
-    struct SetWhenDropped<'a>(&'a AtomicBool);
-
-    impl Drop for SetWhenDropped<'_> {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
 
     fn spec(text: &str) -> Spec {
         Spec::parse_for(text, &X86_AVX2).unwrap()
@@ -229,7 +221,7 @@ mod tests {
         let finished = AtomicBool::new(false);
         let helped = std::thread::scope(|scope| {
             let idle = scope.spawn(|| board.help_while(|| !finished.load(Ordering::SeqCst)));
-            let finish = SetWhenDropped(&finished);
+            let finish = StopWhenDropped(&finished);
             let posted = board.open(&owner, &spec, &stop);
             // Nobody else searches: the answer reaches the owner's memo table only through the
             // thread that joined.
@@ -256,7 +248,7 @@ mod tests {
         let owner_done = AtomicBool::new(false);
         let (helped, joined, assists) = std::thread::scope(|scope| {
             let idle = scope.spawn(|| board.help_while(|| !owner_done.load(Ordering::SeqCst)));
-            let done = SetWhenDropped(&owner_done);
+            let done = StopWhenDropped(&owner_done);
             let mut owner = Synthesizer::new(&X86_AVX2);
             owner.set_assist_board(board.clone());
             let imp = owner.synthesize(&spec).unwrap();

@@ -131,8 +131,8 @@ impl Synthesizer {
     }
 }
 
-/// Sets its flag when dropped.
-struct StopWhenDropped<'a>(&'a AtomicBool);
+/// Sets its flag when dropped (also when a panic unwinds past it).
+pub(super) struct StopWhenDropped<'a>(pub(super) &'a AtomicBool);
 
 impl Drop for StopWhenDropped<'_> {
     fn drop(&mut self) {
