@@ -22,6 +22,7 @@ mod machine;
 mod peers;
 mod prepack;
 mod report;
+mod targets;
 mod timing;
 mod workload;
 

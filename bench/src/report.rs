@@ -4,9 +4,11 @@
 use crate::aligned::Placed;
 use crate::machine::{self, Limits};
 use crate::peers::{self, Contender};
-use crate::timing::{Measurement, measure};
+use crate::targets::{self, Figures};
+use crate::timing::{Measurement, measure_in_turns};
 use crate::workload::{Inputs, Reference, Workload};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// One contender's result on one workload.
 struct Row {
@@ -43,6 +45,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitC
         machine::Isa::KERNELS.name(),
     );
     let mut all_correct = true;
+    let mut outcomes = Vec::new();
     for w in workloads {
         let inputs = Inputs::new(w, offset);
         let reference = Reference::new(w, &inputs);
@@ -51,26 +54,65 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitC
         let has_morello = !morello.is_empty();
         contenders.extend(morello.into_iter().map(|c| (c, true)));
         contenders.extend(peers::contenders(w, &inputs, threads).into_iter().map(|c| (c, false)));
-        let rows: Vec<Row> = contenders
+        // Every output is checked before anything is timed; the correct ones are then timed in
+        // turns, so the ratios between them come from the same stretch of the run.
+        let mut checked: Vec<Checked> = contenders
             .into_iter()
-            .map(|(mut c, is_morello)| {
+            .map(|(mut contender, is_morello)| {
                 let mut out = Placed::filled(f32::NAN, w.m * w.n, offset);
-                (c.run)(&mut out);
-                let result = reference.check(w, &out).map(|()| measure(|| (c.run)(&mut out)));
-                Row { name: c.name, result, is_morello }
+                (contender.run)(&mut out);
+                let check = reference.check(w, &out);
+                Checked { contender, out, check, is_morello }
+            })
+            .collect();
+        let mut timed = time_correct(&mut checked, threads).into_iter();
+        let rows: Vec<Row> = checked
+            .into_iter()
+            .map(|c| Row {
+                name: c.contender.name,
+                result: c.check.map(|()| timed.next().expect("one measurement per correct output")),
+                is_morello: c.is_morello,
             })
             .collect();
         all_correct &= rows.iter().all(|r| r.result.is_ok());
-        print_workload(w, &reference.coverage(w), &limits, &rows, has_morello);
+        let figures = print_workload(w, &reference.coverage(w), &limits, &rows, has_morello);
+        outcomes.push(targets::Outcome::new(*w, &figures));
     }
+    targets::print(&outcomes, threads);
     if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// A contender whose output was checked, with the buffer it wrote.
+struct Checked<'a> {
+    contender: Contender<'a>,
+    out: Placed<f32>,
+    check: Result<(), String>,
+    is_morello: bool,
+}
+
+/// How long the two-thread phase lets a library's worker threads go idle before the next
+/// contender's repetition: OpenBLAS's and OpenMP's workers spin for a while after a call, and
+/// would run beside the next contender.
+const SETTLE_THREADS: Duration = Duration::from_millis(150);
+
+/// Times, in turns, the contenders whose output was correct, on `threads` threads; one
+/// measurement each, in order.
+fn time_correct(checked: &mut [Checked], threads: usize) -> Vec<Measurement> {
+    let mut runs: Vec<Box<dyn FnMut() + '_>> = checked
+        .iter_mut()
+        .filter(|c| c.check.is_ok())
+        .map(|c| Box::new(move || (c.contender.run)(&mut c.out)) as Box<dyn FnMut()>)
+        .collect();
+    let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
+    measure_in_turns(&mut refs, if threads > 1 { SETTLE_THREADS } else { Duration::ZERO })
 }
 
 fn gflops(w: &Workload, m: &Measurement) -> f64 {
     w.flops() / m.median.as_secs_f64() / 1e9
 }
 
-fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], has_morello: bool) {
+/// Prints one workload's table; returns the figures of its correct rows.
+fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], has_morello: bool) -> Vec<Figures> {
     let (ceiling, ceiling_name) = if w.is_vecmat() {
         (w.flops() / (w.matrix_bytes() / (limits.read_gbps * 1e9)) / 1e9, "of bandwidth ceiling")
     } else {
@@ -86,19 +128,18 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
     // The name column fits the longest name, so every row's figures line up.
     let width = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0).max(44);
     println!("  {:<width$} {:>9} {:>9} {:>7} {:>9} {:>6}", "implementation", "GFLOP/s", "best", "%", "vs peer", "cpu");
+    let mut figures = Vec::new();
     for row in rows {
         match &row.result {
             Ok(m) => {
                 let g = gflops(w, m);
                 let best = w.flops() / m.best.as_secs_f64() / 1e9;
                 // No peer ran (none implements the workload on this CPU): no ratio.
-                let ratio = if best_peer > 0.0 { format!("{:.2}x", g / best_peer) } else { "-".to_owned() };
-                println!(
-                    "  {:<width$} {g:>9.1} {best:>9.1} {:>6.1}% {ratio:>9} {:>6.2}",
-                    row.name,
-                    100.0 * g / ceiling,
-                    m.cpu_share
-                );
+                let ratio = (best_peer > 0.0).then(|| g / best_peer);
+                let shown = ratio.map_or("-".to_owned(), |r| format!("{r:.2}x"));
+                let percent = 100.0 * g / ceiling;
+                println!("  {:<width$} {g:>9.1} {best:>9.1} {percent:>6.1}% {shown:>9} {:>6.2}", row.name, m.cpu_share);
+                figures.push(Figures { label: row.name.clone(), gflops: g, percent, ratio });
             }
             Err(e) => println!("  {:<width$} WRONG OUTPUT: {e}", row.name),
         }
@@ -112,4 +153,5 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
         );
     }
     println!("  (% is {ceiling_name}; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)");
+    figures
 }

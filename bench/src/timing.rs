@@ -1,5 +1,9 @@
 //! Timing by the method of `../shared/reference/measuring.md`: a warm-up call, then at least five
 //! repetitions of at least 0.2 s each; the median and the best time per call.
+//!
+//! Contenders compared with each other are timed in turns ([`measure_in_turns`]): each round
+//! runs one repetition of each, so a slow spell of the shared host (they last seconds) falls on
+//! all of them alike instead of on whichever one it happened to meet.
 
 use std::time::{Duration, Instant};
 
@@ -38,6 +42,49 @@ pub fn measure(mut f: impl FnMut()) -> Measurement {
     let cpu_share = (process_cpu_time() - cpu_start).as_secs_f64() / wall_start.elapsed().as_secs_f64();
     per_call.sort();
     Measurement { median: per_call[REPETITIONS / 2], best: per_call[0], cpu_share }
+}
+
+/// Measures each of `runs` as [`measure`] does, but in turns: a warm-up call of each, then
+/// [`REPETITIONS`] rounds in which each, after a pause of `settle` (in which the worker
+/// threads of the one before stop spinning) and one more untimed call (which brings its data
+/// back into the caches the one before used), runs for at least [`REPETITION_TIME`]. Returns
+/// one measurement per function, in order; a function's CPU share counts its own repetitions.
+pub fn measure_in_turns(runs: &mut [&mut dyn FnMut()], settle: Duration) -> Vec<Measurement> {
+    for f in runs.iter_mut() {
+        f();
+    }
+    let mut per_call: Vec<Vec<Duration>> = vec![Vec::with_capacity(REPETITIONS); runs.len()];
+    let mut cpu = vec![Duration::ZERO; runs.len()];
+    let mut wall = vec![Duration::ZERO; runs.len()];
+    for _ in 0..REPETITIONS {
+        for (i, f) in runs.iter_mut().enumerate() {
+            std::thread::sleep(settle);
+            f();
+            let cpu_start = process_cpu_time();
+            let start = Instant::now();
+            let mut calls = 0u32;
+            while calls == 0 || start.elapsed() < REPETITION_TIME {
+                f();
+                calls += 1;
+            }
+            let elapsed = start.elapsed();
+            cpu[i] += process_cpu_time() - cpu_start;
+            wall[i] += elapsed;
+            per_call[i].push(elapsed / calls);
+        }
+    }
+    per_call
+        .into_iter()
+        .zip(cpu.iter().zip(&wall))
+        .map(|(mut times, (cpu, wall))| {
+            times.sort();
+            Measurement {
+                median: times[REPETITIONS / 2],
+                best: times[0],
+                cpu_share: cpu.as_secs_f64() / wall.as_secs_f64(),
+            }
+        })
+        .collect()
 }
 
 #[repr(C)]
