@@ -70,7 +70,8 @@ fn hand_schedules_with_synthesized_remainders() {
         .unwrap()
         .synthesize_all(&mut synth)
         .unwrap();
-    assert!(emit_c(&imp, "k", &X86_AVX2).unwrap().source.contains("aligned_alloc"), "the buffer is on the heap");
+    let source = emit_c(&imp, "k", &X86_AVX2).unwrap().source;
+    assert!(source.contains("morello_take_buffer(&t"), "the buffer is on the heap, kept between calls");
     check_impl(&imp);
 
     let spec: Spec = "Matmul(1x10x12x20, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
@@ -81,6 +82,24 @@ fn hand_schedules_with_synthesized_remainders() {
         .unwrap()
         .synthesize_all(&mut synth)
         .unwrap();
+    check_impl(&imp);
+}
+
+#[test]
+fn heap_buffers_of_parallel_iterations_agree_with_the_reference() {
+    // Each of four parallel iterations copies all of `b` (96 KiB) into a heap buffer: the
+    // iterations running at once take the one spare buffer of that site or allocate their own,
+    // and the driver's first call leaves its leftovers in the spare for the checked one.
+    let mut synth = Synthesizer::new(&X86_AVX2);
+    let spec: Spec = "Matmul(1x16x256x96, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
+    let imp = PartialImpl::new(spec, &X86_AVX2)
+        .parallel_tile(&[1, 4, 256, 96])
+        .and_then(|p| p.move_param(1, Level::GL, Some(LayoutDecl::ColMajor), None))
+        .and_then(|p| p.synthesize_all(&mut synth))
+        .unwrap();
+    let kernel = emit_c(&imp, "k", &X86_AVX2).unwrap();
+    assert!(kernel.parallel, "a parallel kernel");
+    assert!(kernel.source.contains("morello_take_buffer(&t"), "the copy is on the heap, kept between calls");
     check_impl(&imp);
 }
 

@@ -18,7 +18,8 @@ use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
 /// Memory buffers go on the stack while the stack bytes held along the current allocation path
-/// stay within this; beyond it, they are heap-allocated.
+/// stay within this; beyond it, they are heap-allocated, and kept for the next call
+/// ([`Helper::SpareBuffers`]).
 const STACK_BUDGET_BYTES: u64 = 64 * 1024;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -350,7 +351,7 @@ impl Emitter {
 
     fn release(&mut self, name: &str, placement: Placement) {
         match placement {
-            Placement::Heap => self.line(&format!("free({name});")),
+            Placement::Heap => self.line(&format!("morello_give_back(&{name}_spare, {name});")),
             Placement::Stack(bytes) => self.stack_bytes -= bytes,
             Placement::Registers => {}
         }
@@ -364,8 +365,10 @@ impl Emitter {
             self.declare_registers(name, t);
             Placement::Registers
         } else if self.stack_bytes + bytes > STACK_BUDGET_BYTES {
-            self.line(&format!("{c_type} *{name} = ({c_type} *)aligned_alloc(64, {bytes});"));
-            self.line(&format!("if ({name} == NULL) abort();"));
+            // Kept between calls: see `Helper::SpareBuffers`.
+            self.helpers.insert(Helper::SpareBuffers);
+            self.line(&format!("static _Atomic(void *) {name}_spare;"));
+            self.line(&format!("{c_type} *{name} = ({c_type} *)morello_take_buffer(&{name}_spare, {bytes});"));
             Placement::Heap
         } else {
             self.line(&format!("{c_type} {name}[{volume}] __attribute__((aligned(64)));"));

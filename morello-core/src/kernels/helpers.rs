@@ -8,6 +8,8 @@
 //!   scalar and vector versions compute the same thing, element by element.
 //! * maxima follow the reference: the new value wins if it is larger or the current one is NaN.
 //! * horizontal sums halve the vector with shuffles; horizontal maxima fold lane by lane.
+//! * spare buffers: a heap buffer of the kernel's is kept between calls, one per place the
+//!   kernel allocates it, and taken by one call at a time (see [`Helper::SpareBuffers`]).
 
 use crate::codegen::vector_type_name;
 use crate::dtype::Dtype;
@@ -33,6 +35,13 @@ pub enum Helper {
     HorizontalSum(u32),
     /// Maximum of the lanes of a vector.
     HorizontalMax(Dtype, u32),
+    /// `morello_take_buffer` and `morello_give_back`: a heap buffer is not freed when a call is
+    /// done with it but kept in a slot of its allocation site for the next call (whose
+    /// `aligned_alloc` of several MiB would otherwise map fresh pages and fault on each of
+    /// them). A call takes the slot's buffer atomically, or allocates one if the slot is empty
+    /// (another thread holds it, or this is the first call); it gives its buffer back to an
+    /// empty slot or frees it. So a process keeps at most one buffer per allocation site.
+    SpareBuffers,
 }
 
 /// A helper's C definition and what it needs.
@@ -70,6 +79,7 @@ impl Helper {
             Helper::VectorMax(d, l) => format!("morello_vmax_{}x{l}", d.name()),
             Helper::HorizontalSum(l) => format!("morello_hsum_f32x{l}"),
             Helper::HorizontalMax(d, l) => format!("morello_hmax_{}x{l}", d.name()),
+            Helper::SpareBuffers => "morello_take_buffer".to_owned(),
         }
     }
 
@@ -162,6 +172,15 @@ impl Helper {
                 code += &format!("    for (int i = 1; i < {l}; i++) m = {max}(v[i], m);\n    return m;\n}}\n");
                 HelperSource { needs: vec![Helper::Max(d)], vector_types: vec![(d, l)], code }
             }
+            Helper::SpareBuffers => plain(format!(
+                "#include <stdatomic.h>\n\n\
+                 static void *{name}(_Atomic(void *) *spare, size_t bytes) {{\n    \
+                 void *p = atomic_exchange_explicit(spare, NULL, memory_order_acquire);\n    \
+                 if (p == NULL) p = aligned_alloc(64, bytes);\n    if (p == NULL) abort();\n    return p;\n}}\n\n\
+                 static void morello_give_back(_Atomic(void *) *spare, void *p) {{\n    void *empty = NULL;\n    \
+                 if (!atomic_compare_exchange_strong_explicit(spare, &empty, p, memory_order_release, memory_order_relaxed))\n        \
+                 free(p);\n}}\n"
+            )),
         }
     }
 }
