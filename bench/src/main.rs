@@ -26,6 +26,7 @@ mod targets;
 mod timing;
 mod workload;
 
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use workload::Workload;
 
@@ -51,12 +52,14 @@ struct Options {
     only: Option<String>,
     /// Every input and output buffer starts this many bytes past a cache line.
     offset: usize,
+    /// Where the single-thread phase leaves its figures for the two-thread phase (internal).
+    serial_figures: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: morello-bench [--only TEXT] [--offset BYTES]";
 
 fn parse_options() -> Result<Options, String> {
-    let mut options = Options { phase: None, only: None, offset: 0 };
+    let mut options = Options { phase: None, only: None, offset: 0, serial_figures: None };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -64,6 +67,7 @@ fn parse_options() -> Result<Options, String> {
             "--phase" => options.phase = Some(value()?.parse().map_err(|e| format!("--phase: {e}"))?),
             "--only" => options.only = Some(value()?),
             "--offset" => options.offset = value()?.parse().map_err(|e| format!("--offset: {e}"))?,
+            "--serial-figures" => options.serial_figures = Some(PathBuf::from(value()?)),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
@@ -103,7 +107,7 @@ fn main() -> ExitCode {
         .copied()
         .collect();
     match options.phase {
-        Some(threads) => report::run_phase(threads, &workloads, options.offset),
+        Some(threads) => report::run_phase(threads, &workloads, options.offset, options.serial_figures.as_deref()),
         None => drive(&options),
     }
 }
@@ -118,10 +122,21 @@ fn drive(options: &Options) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The single-thread phase's searched serial figures, which the two-thread phase's targets
+    // compare with.
+    let figures = std::env::temp_dir().join(format!("morello-bench-serial-{}.tsv", std::process::id()));
+    let status = run_phases(&exe, options, &figures);
+    let _ = std::fs::remove_file(&figures);
+    status
+}
+
+/// Runs the two phases, handing the first one's figures to the second through `figures`.
+fn run_phases(exe: &std::path::Path, options: &Options, figures: &std::path::Path) -> ExitCode {
     for threads in [1, 2] {
         let count = threads.to_string();
-        let mut phase = Command::new(&exe);
+        let mut phase = Command::new(exe);
         phase.arg("--phase").arg(&count).arg("--offset").arg(options.offset.to_string());
+        phase.arg("--serial-figures").arg(figures);
         if let Some(only) = &options.only {
             phase.arg("--only").arg(only);
         }

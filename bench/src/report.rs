@@ -7,6 +7,7 @@ use crate::peers::{self, Contender};
 use crate::targets::{self, Figures};
 use crate::timing::{Measurement, measure_in_turns};
 use crate::workload::{Inputs, Reference, Workload};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -18,8 +19,9 @@ struct Row {
 }
 
 /// Runs every workload on `threads` threads, every buffer `offset` bytes past a cache line, and
-/// prints the table; fails if any output is wrong.
-pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitCode {
+/// prints the table; fails if any output is wrong. `serial_figures` is where the single-thread
+/// phase leaves its searched serial figures for the two-thread phase's targets.
+pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_figures: Option<&Path>) -> ExitCode {
     let cpus: Vec<usize> = if threads == 1 { vec![1] } else { (0..threads).collect() };
     if let Err(e) = machine::pin_to(&cpus) {
         eprintln!("cannot pin to CPUs {cpus:?}: {e}");
@@ -68,18 +70,38 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize) -> ExitC
         let mut timed = time_correct(&mut checked, threads).into_iter();
         let rows: Vec<Row> = checked
             .into_iter()
-            .map(|c| Row {
-                name: c.contender.name,
-                result: c.check.map(|()| timed.next().expect("one measurement per correct output")),
-                is_morello: c.is_morello,
+            .map(|c| {
+                let result = c.check.and_then(|()| {
+                    let measured = timed.next().expect("one measurement per correct output");
+                    // The last timed call's output, computed with whatever the calls before
+                    // left behind (Morello's kernels keep their heap buffers), is checked too.
+                    reference.check(w, &c.out).map(|()| measured).map_err(|e| format!("after timing: {e}"))
+                });
+                Row { name: c.contender.name, result, is_morello: c.is_morello }
             })
             .collect();
         all_correct &= rows.iter().all(|r| r.result.is_ok());
         let figures = print_workload(w, &reference.coverage(w), &limits, &rows, has_morello);
         outcomes.push(targets::Outcome::new(*w, &figures));
     }
-    targets::print(&outcomes, threads);
+    let single_thread = hand_over_serial_figures(threads, &outcomes, serial_figures);
+    targets::print(&outcomes, threads, &single_thread);
     if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// The single-thread phase writes its searched serial figures to `path`; a phase on several
+/// threads reads them back (empty if the file is missing or there is no path: the targets then
+/// compare with the serial kernels of this phase).
+fn hand_over_serial_figures(threads: usize, outcomes: &[targets::Outcome], path: Option<&Path>) -> Vec<(String, f64)> {
+    let Some(path) = path else { return Vec::new() };
+    if threads == 1 {
+        let figures = targets::serial_figures(outcomes);
+        if let Err(e) = std::fs::write(path, targets::serialize(&figures)) {
+            eprintln!("cannot write the single-thread figures to {}: {e}", path.display());
+        }
+        return figures;
+    }
+    std::fs::read_to_string(path).map(|text| targets::parse(&text)).unwrap_or_default()
 }
 
 /// A contender whose output was checked, with the buffer it wrote.

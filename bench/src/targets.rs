@@ -63,22 +63,27 @@ fn has_parallel_target(w: &Workload) -> bool {
 }
 
 /// The target line for `outcome` in a phase of `threads` threads, `None` where that phase sets
-/// none.
-pub fn verdict(outcome: &Outcome, threads: usize) -> Option<String> {
+/// none. `single_thread` is the single-thread phase's fastest searched serial figure for the
+/// workload (GFLOP/s), which a two-thread phase compares its searched parallel kernel with; if
+/// it is unknown, the searched serial kernel timed in this phase stands in, and the line says so.
+pub fn verdict(outcome: &Outcome, threads: usize, single_thread: Option<f64>) -> Option<String> {
     let w = &outcome.workload;
     let name = w.name();
     if threads > 1 {
         if !has_parallel_target(w) {
             return None;
         }
-        return Some(match (&outcome.parallel, &outcome.serial) {
-            (Some(p), Some(s)) => {
-                let speedup = p.gflops / s.gflops;
+        let serial = match single_thread {
+            Some(g) => Some((g, "the single-thread phase's searched serial")),
+            None => outcome.serial.as_ref().map(|s| (s.gflops, "the searched serial timed in this phase")),
+        };
+        return Some(match (&outcome.parallel, serial) {
+            (Some(p), Some((serial, which))) => {
+                let speedup = p.gflops / serial;
                 format!(
-                    "{name}: searched parallel {:.1} GFLOP/s, {speedup:.2}× the searched serial {:.1} in this phase \
+                    "{name}: searched parallel {:.1} GFLOP/s, {speedup:.2}× {which} {serial:.1} \
                      (target ≥ {PARALLEL_SPEEDUP:.1}×): {}",
                     p.gflops,
-                    s.gflops,
                     met(speedup >= PARALLEL_SPEEDUP)
                 )
             }
@@ -113,19 +118,43 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
 }
 
-/// Prints the target lines of a phase of `threads` threads.
-pub fn print(outcomes: &[Outcome], threads: usize) {
-    let lines: Vec<String> = outcomes.iter().filter_map(|o| verdict(o, threads)).collect();
+/// Prints the target lines of a phase of `threads` threads; `single_thread` gives the
+/// single-thread phase's fastest searched serial figure by workload name (for a two-thread
+/// phase).
+pub fn print(outcomes: &[Outcome], threads: usize, single_thread: &[(String, f64)]) {
+    let figure = |w: &Workload| single_thread.iter().find(|(name, _)| *name == w.name()).map(|&(_, g)| g);
+    let lines: Vec<String> = outcomes.iter().filter_map(|o| verdict(o, threads, figure(&o.workload))).collect();
     if lines.is_empty() {
         return;
     }
-    println!("\nissue 6 targets, {threads} thread(s), from this phase's medians (wholly searched kernels only):");
+    println!("\nissue 6 targets, {threads} thread(s), from the medians of this run (wholly searched kernels only):");
     for line in lines {
         println!("  {line}");
     }
     if threads == 1 {
         println!("  (rank correlation of predicted cost and time: `bench/run calibrate`)");
     }
+}
+
+/// The fastest searched serial figure of each workload that has one, by workload name: what the
+/// single-thread phase hands to the two-thread one ([`serialize`], [`parse`]).
+pub fn serial_figures(outcomes: &[Outcome]) -> Vec<(String, f64)> {
+    outcomes.iter().filter_map(|o| o.serial.as_ref().map(|s| (o.workload.name(), s.gflops))).collect()
+}
+
+/// One `name<TAB>GFLOP/s` line per figure.
+pub fn serialize(figures: &[(String, f64)]) -> String {
+    figures.iter().map(|(name, g)| format!("{name}\t{g}\n")).collect()
+}
+
+/// Reads what [`serialize`] wrote; lines it cannot read are skipped.
+pub fn parse(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, g) = line.split_once('\t')?;
+            Some((name.to_owned(), g.parse().ok()?))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -146,21 +175,21 @@ mod tests {
         ];
         let outcome = Outcome::new(w, &rows);
         assert_eq!(outcome.serial.as_ref().unwrap().gflops, 240.0);
-        let line = verdict(&outcome, 1).unwrap();
+        let line = verdict(&outcome, 1, None).unwrap();
         assert!(line.ends_with("NOT met"), "{line}");
         let faster = [row("Morello (synthesized)", 245.0, 90.0, 1.01)];
-        assert!(verdict(&Outcome::new(w, &faster), 1).unwrap().ends_with(": met"));
+        assert!(verdict(&Outcome::new(w, &faster), 1, None).unwrap().ends_with(": met"));
     }
 
     #[test]
     fn each_shape_has_its_target() {
         let small = Outcome::new(Workload::gemm(64, 64, 64), &[row("Morello (synthesized)", 1.0, 99.0, 1.1)]);
-        assert!(verdict(&small, 1).unwrap().ends_with("NOT met"), "small GEMMs need 1.2×");
+        assert!(verdict(&small, 1, None).unwrap().ends_with("NOT met"), "small GEMMs need 1.2×");
         let vecmat = Outcome::new(Workload::vecmat(2048, 16384, true), &[row("Morello (synthesized)", 1.0, 91.0, 0.5)]);
-        assert!(verdict(&vecmat, 1).unwrap().ends_with(": met"), "vector-matrix counts the ceiling only");
+        assert!(verdict(&vecmat, 1, None).unwrap().ends_with(": met"), "vector-matrix counts the ceiling only");
         let large = Outcome::new(Workload::gemm(1024, 1024, 1024), &[row("Morello (synthesized)", 1.0, 84.0, 1.3)]);
-        assert!(verdict(&large, 1).unwrap().ends_with("NOT met"), "85% of peak too");
-        assert!(verdict(&small, 2).is_none(), "no two-thread target below 1024³");
+        assert!(verdict(&large, 1, None).unwrap().ends_with("NOT met"), "85% of peak too");
+        assert!(verdict(&small, 2, None).is_none(), "no two-thread target below 1024³");
     }
 
     #[test]
@@ -171,9 +200,21 @@ mod tests {
             row("Morello (synthesized parallel, narrowed space)", 185.0, 80.0, 0.9),
             row("Morello (parallel full-k tiles by hand, b in panels)", 250.0, 99.0, 1.2),
         ];
-        let line = verdict(&Outcome::new(w, &rows), 2).unwrap();
-        assert!(line.contains("1.85×") && line.ends_with(": met"), "{line}");
-        let serial_only = verdict(&Outcome::new(w, &rows[..1]), 2).unwrap();
+        let line = verdict(&Outcome::new(w, &rows), 2, None).unwrap();
+        assert!(line.contains("1.85×") && line.contains("in this phase") && line.ends_with(": met"), "{line}");
+        let against_phase_one = verdict(&Outcome::new(w, &rows), 2, Some(110.0)).unwrap();
+        assert!(against_phase_one.contains("1.68×") && against_phase_one.ends_with("NOT met"), "{against_phase_one}");
+        let serial_only = verdict(&Outcome::new(w, &rows[..1]), 2, None).unwrap();
         assert!(serial_only.contains("not measured"), "{serial_only}");
+    }
+
+    #[test]
+    fn serial_figures_survive_the_file_between_phases() {
+        let w = Workload::gemm(1024, 1024, 1024);
+        let outcomes = [Outcome::new(w, &[row("Morello (synthesized, narrowed space)", 212.25, 94.0, 1.03)])];
+        let figures = serial_figures(&outcomes);
+        assert_eq!(parse(&serialize(&figures)), figures);
+        assert_eq!(figures, vec![("f32 1024x1024x1024".to_owned(), 212.25)]);
+        assert!(parse("garbage\nf32 1x1x1\tnot a number\n").is_empty());
     }
 }

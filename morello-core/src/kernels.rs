@@ -21,7 +21,7 @@ mod softmax;
 
 pub use check::KernelMismatch;
 pub use emit::KernelEmitter;
-pub use helpers::Helper;
+pub use helpers::{Helper, SPARE_SLOTS};
 pub(crate) use matmul::has_contiguous_line;
 
 use crate::fxhash::FxHashMap;

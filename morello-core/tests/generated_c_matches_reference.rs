@@ -71,7 +71,7 @@ fn hand_schedules_with_synthesized_remainders() {
         .synthesize_all(&mut synth)
         .unwrap();
     let source = emit_c(&imp, "k", &X86_AVX2).unwrap().source;
-    assert!(source.contains("morello_take_buffer(&t"), "the buffer is on the heap, kept between calls");
+    assert!(source.contains("morello_take_buffer(t"), "the buffer is on the heap, kept between calls");
     check_impl(&imp);
 
     let spec: Spec = "Matmul(1x10x12x20, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
@@ -99,7 +99,7 @@ fn heap_buffers_of_parallel_iterations_agree_with_the_reference() {
         .unwrap();
     let kernel = emit_c(&imp, "k", &X86_AVX2).unwrap();
     assert!(kernel.parallel, "a parallel kernel");
-    assert!(kernel.source.contains("morello_take_buffer(&t"), "the copy is on the heap, kept between calls");
+    assert!(kernel.source.contains("morello_take_buffer(t"), "the copy is on the heap, kept between calls");
     check_impl(&imp);
 }
 

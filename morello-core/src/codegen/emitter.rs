@@ -5,7 +5,7 @@ use super::vector_type_name;
 use crate::dtype::Dtype;
 use crate::imp::{AllocNode, BlockNode, Impl, ImplNode, LoopNode, Source};
 use crate::index::IndexArith;
-use crate::kernels::{Helper, KernelEmitter};
+use crate::kernels::{Helper, KernelEmitter, SPARE_SLOTS};
 use crate::layout::Layout;
 use crate::level::Level;
 use crate::primitive::{DimExpr, Direction};
@@ -351,7 +351,7 @@ impl Emitter {
 
     fn release(&mut self, name: &str, placement: Placement) {
         match placement {
-            Placement::Heap => self.line(&format!("morello_give_back(&{name}_spare, {name});")),
+            Placement::Heap => self.line(&format!("morello_give_back({name}_spares, {SPARE_SLOTS}, {name});")),
             Placement::Stack(bytes) => self.stack_bytes -= bytes,
             Placement::Registers => {}
         }
@@ -367,8 +367,10 @@ impl Emitter {
         } else if self.stack_bytes + bytes > STACK_BUDGET_BYTES {
             // Kept between calls: see `Helper::SpareBuffers`.
             self.helpers.insert(Helper::SpareBuffers);
-            self.line(&format!("static _Atomic(void *) {name}_spare;"));
-            self.line(&format!("{c_type} *{name} = ({c_type} *)morello_take_buffer(&{name}_spare, {bytes});"));
+            self.line(&format!("static _Atomic(void *) {name}_spares[{SPARE_SLOTS}];"));
+            self.line(&format!(
+                "{c_type} *{name} = ({c_type} *)morello_take_buffer({name}_spares, {SPARE_SLOTS}, {bytes});"
+            ));
             Placement::Heap
         } else {
             self.line(&format!("{c_type} {name}[{volume}] __attribute__((aligned(64)));"));

@@ -36,13 +36,19 @@ pub enum Helper {
     /// Maximum of the lanes of a vector.
     HorizontalMax(Dtype, u32),
     /// `morello_take_buffer` and `morello_give_back`: a heap buffer is not freed when a call is
-    /// done with it but kept in a slot of its allocation site for the next call (whose
-    /// `aligned_alloc` of several MiB would otherwise map fresh pages and fault on each of
-    /// them). A call takes the slot's buffer atomically, or allocates one if the slot is empty
-    /// (another thread holds it, or this is the first call); it gives its buffer back to an
-    /// empty slot or frees it. So a process keeps at most one buffer per allocation site.
+    /// done with it but kept in one of [`SPARE_SLOTS`] slots of its allocation site for a later
+    /// call, which would otherwise `aligned_alloc` several MiB again (and may fault in fresh
+    /// pages). A call takes a slot's buffer atomically, or allocates one if every slot is empty
+    /// (the buffers are in use by other threads, or this is the first call); it gives its
+    /// buffer back to an empty slot or frees it. So a process keeps at most [`SPARE_SLOTS`]
+    /// buffers per allocation site, as many as ever ran at once (parallel iterations of a
+    /// kernel each take one).
     SpareBuffers,
 }
+
+/// Spare buffers kept per allocation site ([`Helper::SpareBuffers`]): enough for the parallel
+/// iterations of one call on a machine of this many threads, and for that many calls at once.
+pub const SPARE_SLOTS: u32 = 8;
 
 /// A helper's C definition and what it needs.
 pub struct HelperSource {
@@ -174,12 +180,15 @@ impl Helper {
             }
             Helper::SpareBuffers => plain(format!(
                 "#include <stdatomic.h>\n\n\
-                 static void *{name}(_Atomic(void *) *spare, size_t bytes) {{\n    \
-                 void *p = atomic_exchange_explicit(spare, NULL, memory_order_acquire);\n    \
-                 if (p == NULL) p = aligned_alloc(64, bytes);\n    if (p == NULL) abort();\n    return p;\n}}\n\n\
-                 static void morello_give_back(_Atomic(void *) *spare, void *p) {{\n    void *empty = NULL;\n    \
-                 if (!atomic_compare_exchange_strong_explicit(spare, &empty, p, memory_order_release, memory_order_relaxed))\n        \
-                 free(p);\n}}\n"
+                 static void *{name}(_Atomic(void *) *spares, int slots, size_t bytes) {{\n    \
+                 for (int i = 0; i < slots; i++) {{\n        \
+                 void *p = atomic_exchange_explicit(&spares[i], NULL, memory_order_acquire);\n        \
+                 if (p != NULL) return p;\n    }}\n    \
+                 void *p = aligned_alloc(64, bytes);\n    if (p == NULL) abort();\n    return p;\n}}\n\n\
+                 static void morello_give_back(_Atomic(void *) *spares, int slots, void *p) {{\n    \
+                 for (int i = 0; i < slots; i++) {{\n        void *empty = NULL;\n        \
+                 if (atomic_compare_exchange_strong_explicit(&spares[i], &empty, p, memory_order_release, memory_order_relaxed))\n            \
+                 return;\n    }}\n    free(p);\n}}\n"
             )),
         }
     }
