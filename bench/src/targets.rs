@@ -59,7 +59,7 @@ const PARALLEL_SPEEDUP: f64 = 1.8;
 
 /// Whether issue 6 sets a two-thread target for `w` (1024³ and 2048³).
 fn has_parallel_target(w: &Workload) -> bool {
-    !w.is_vecmat() && w.m >= 1024
+    !w.is_vecmat() && w.m.min(w.k).min(w.n) >= 1024
 }
 
 /// The target line for `outcome` in a phase of `threads` threads, `None` where that phase sets
@@ -87,17 +87,22 @@ pub fn verdict(outcome: &Outcome, threads: usize, single_thread: Option<f64>) ->
                     met(speedup >= PARALLEL_SPEEDUP)
                 )
             }
-            _ => format!("{name}: no wholly searched serial and parallel kernels in this build (target not measured)"),
+            _ => format!(
+                "{name}: no wholly searched serial and parallel kernels with correct outputs in this run \
+                 (target not measured)"
+            ),
         });
     }
     let Some(s) = &outcome.serial else {
-        return Some(format!("{name}: no wholly searched kernel in this build (target not measured)"));
+        return Some(format!(
+            "{name}: no wholly searched kernel with a correct output in this run (target not measured)"
+        ));
     };
     let ratio = s.ratio.map_or("no peer".to_owned(), |r| format!("{r:.2}×"));
     let ratio_at_least = |least: f64| s.ratio.is_some_and(|r| r >= least);
     let (target, ok) = if w.is_vecmat() {
         (format!("≥ {VECMAT_PERCENT:.0}% of the read ceiling"), s.percent >= VECMAT_PERCENT)
-    } else if w.m >= 256 {
+    } else if w.m.min(w.k).min(w.n) >= 256 {
         (
             format!("≥ {LARGE_RATIO:.1}× and ≥ {LARGE_PERCENT:.0}% of peak"),
             ratio_at_least(LARGE_RATIO) && s.percent >= LARGE_PERCENT,
