@@ -89,17 +89,16 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
     if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-/// The single-thread phase writes its searched serial figures to `path`; a phase on several
-/// threads reads them back (empty if the file is missing or there is no path: the targets then
-/// compare with the serial kernels of this phase).
+/// The single-thread phase writes its searched serial figures to `path` and returns none; a
+/// phase on several threads reads them back (none if the file is missing or there is no path:
+/// the targets then compare with the serial kernels of this phase).
 fn hand_over_serial_figures(threads: usize, outcomes: &[targets::Outcome], path: Option<&Path>) -> Vec<(String, f64)> {
     let Some(path) = path else { return Vec::new() };
     if threads == 1 {
-        let figures = targets::serial_figures(outcomes);
-        if let Err(e) = std::fs::write(path, targets::serialize(&figures)) {
+        if let Err(e) = std::fs::write(path, targets::serialize(&targets::serial_figures(outcomes))) {
             eprintln!("cannot write the single-thread figures to {}: {e}", path.display());
         }
-        return figures;
+        return Vec::new();
     }
     std::fs::read_to_string(path).map(|text| targets::parse(&text)).unwrap_or_default()
 }
@@ -120,13 +119,9 @@ const SETTLE_THREADS: Duration = Duration::from_millis(150);
 /// Times, in turns, the contenders whose output was correct, on `threads` threads; one
 /// measurement each, in order.
 fn time_correct(checked: &mut [Checked], threads: usize) -> Vec<Measurement> {
-    let mut runs: Vec<Box<dyn FnMut() + '_>> = checked
-        .iter_mut()
-        .filter(|c| c.check.is_ok())
-        .map(|c| Box::new(move || (c.contender.run)(&mut c.out)) as Box<dyn FnMut()>)
-        .collect();
-    let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
-    measure_in_turns(&mut refs, if threads > 1 { SETTLE_THREADS } else { Duration::ZERO })
+    let mut runs: Vec<_> =
+        checked.iter_mut().filter(|c| c.check.is_ok()).map(|c| move || (c.contender.run)(&mut c.out)).collect();
+    measure_in_turns(&mut runs, if threads > 1 { SETTLE_THREADS } else { Duration::ZERO })
 }
 
 fn gflops(w: &Workload, m: &Measurement) -> f64 {

@@ -57,9 +57,14 @@ const VECMAT_PERCENT: f64 = 90.0;
 /// Least speed-up of the searched parallel kernel over the searched serial one, two threads.
 const PARALLEL_SPEEDUP: f64 = 1.8;
 
+/// The smallest of a workload's dimensions, which tells the shapes of the targets apart.
+fn smallest_dimension(w: &Workload) -> usize {
+    w.m.min(w.k).min(w.n)
+}
+
 /// Whether issue 6 sets a two-thread target for `w` (1024³ and 2048³).
 fn has_parallel_target(w: &Workload) -> bool {
-    !w.is_vecmat() && w.m.min(w.k).min(w.n) >= 1024
+    !w.is_vecmat() && smallest_dimension(w) >= 1024
 }
 
 /// The target line for `outcome` in a phase of `threads` threads, `None` where that phase sets
@@ -102,7 +107,7 @@ pub fn verdict(outcome: &Outcome, threads: usize, single_thread: Option<f64>) ->
     let ratio_at_least = |least: f64| s.ratio.is_some_and(|r| r >= least);
     let (target, ok) = if w.is_vecmat() {
         (format!("≥ {VECMAT_PERCENT:.0}% of the read ceiling"), s.percent >= VECMAT_PERCENT)
-    } else if w.m.min(w.k).min(w.n) >= 256 {
+    } else if smallest_dimension(w) >= 256 {
         (
             format!("≥ {LARGE_RATIO:.1}× and ≥ {LARGE_PERCENT:.0}% of peak"),
             ratio_at_least(LARGE_RATIO) && s.percent >= LARGE_PERCENT,

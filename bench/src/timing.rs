@@ -28,20 +28,9 @@ pub fn measure(mut f: impl FnMut()) -> Measurement {
     f();
     let cpu_start = process_cpu_time();
     let wall_start = Instant::now();
-    let mut per_call: Vec<Duration> = (0..REPETITIONS)
-        .map(|_| {
-            let start = Instant::now();
-            let mut calls = 0u32;
-            while calls == 0 || start.elapsed() < REPETITION_TIME {
-                f();
-                calls += 1;
-            }
-            start.elapsed() / calls
-        })
-        .collect();
+    let per_call: Vec<Duration> = (0..REPETITIONS).map(|_| repetition(&mut f)).collect();
     let cpu_share = (process_cpu_time() - cpu_start).as_secs_f64() / wall_start.elapsed().as_secs_f64();
-    per_call.sort();
-    Measurement { median: per_call[REPETITIONS / 2], best: per_call[0], cpu_share }
+    summary(per_call, cpu_share)
 }
 
 /// Measures each of `runs` as [`measure`] does, but in turns: a warm-up call of each, then
@@ -49,7 +38,7 @@ pub fn measure(mut f: impl FnMut()) -> Measurement {
 /// threads of the one before stop spinning) and one more untimed call (which brings its data
 /// back into the caches the one before used), runs for at least [`REPETITION_TIME`]. Returns
 /// one measurement per function, in order; a function's CPU share counts its own repetitions.
-pub fn measure_in_turns(runs: &mut [&mut dyn FnMut()], settle: Duration) -> Vec<Measurement> {
+pub fn measure_in_turns(runs: &mut [impl FnMut()], settle: Duration) -> Vec<Measurement> {
     for f in runs.iter_mut() {
         f();
     }
@@ -61,30 +50,35 @@ pub fn measure_in_turns(runs: &mut [&mut dyn FnMut()], settle: Duration) -> Vec<
             std::thread::sleep(settle);
             f();
             let cpu_start = process_cpu_time();
-            let start = Instant::now();
-            let mut calls = 0u32;
-            while calls == 0 || start.elapsed() < REPETITION_TIME {
-                f();
-                calls += 1;
-            }
-            let elapsed = start.elapsed();
+            let wall_start = Instant::now();
+            per_call[i].push(repetition(f));
             cpu[i] += process_cpu_time() - cpu_start;
-            wall[i] += elapsed;
-            per_call[i].push(elapsed / calls);
+            wall[i] += wall_start.elapsed();
         }
     }
     per_call
         .into_iter()
         .zip(cpu.iter().zip(&wall))
-        .map(|(mut times, (cpu, wall))| {
-            times.sort();
-            Measurement {
-                median: times[REPETITIONS / 2],
-                best: times[0],
-                cpu_share: cpu.as_secs_f64() / wall.as_secs_f64(),
-            }
-        })
+        .map(|(times, (cpu, wall))| summary(times, cpu.as_secs_f64() / wall.as_secs_f64()))
         .collect()
+}
+
+/// One repetition: calls `f` until at least [`REPETITION_TIME`] has passed (once at least);
+/// the time per call.
+fn repetition(f: &mut impl FnMut()) -> Duration {
+    let start = Instant::now();
+    let mut calls = 0u32;
+    while calls == 0 || start.elapsed() < REPETITION_TIME {
+        f();
+        calls += 1;
+    }
+    start.elapsed() / calls
+}
+
+/// The median and best of the repetitions' times per call.
+fn summary(mut per_call: Vec<Duration>, cpu_share: f64) -> Measurement {
+    per_call.sort();
+    Measurement { median: per_call[per_call.len() / 2], best: per_call[0], cpu_share }
 }
 
 #[repr(C)]

@@ -306,14 +306,15 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
     s.push_str(&kernel.header);
     s.push_str(DRIVER_RUNTIME);
     s.push_str(
-        "\n\n/* Reads n bytes into a buffer that starts `offset` bytes past malloc's alignment. */\n\
+        "\n\n/* n bytes that start `offset` bytes past malloc's alignment. */\n\
+         static unsigned char *placed(size_t n, size_t offset) {\n    \
+         unsigned char *p = malloc(n + 64);\n    if (!p) abort();\n    return p + offset;\n}\n\n\
+         /* Reads n bytes into a placed buffer. */\n\
          static void *load(size_t n, size_t offset) {\n    \
-         unsigned char *p = malloc(n + 64);\n    if (!p) abort();\n    p += offset;\n    \
-         if (n && fread(p, 1, n, stdin) != n) abort();\n    return p;\n}\n\n\
-         /* n bytes of 0x5a, placed as `load` places its buffers. */\n\
+         unsigned char *p = placed(n, offset);\n    if (n && fread(p, 1, n, stdin) != n) abort();\n    return p;\n}\n\n\
+         /* A placed buffer of n bytes of 0x5a. */\n\
          static void *filled(size_t n, size_t offset) {\n    \
-         unsigned char *p = malloc(n + 64);\n    if (!p) abort();\n    p += offset;\n    \
-         memset(p, 0x5a, n);\n    return p;\n}\n\nint main(void) {\n",
+         unsigned char *p = placed(n, offset);\n    memset(p, 0x5a, n);\n    return p;\n}\n\nint main(void) {\n",
     );
     for (i, a) in args.iter().enumerate() {
         s.push_str(&format!(
