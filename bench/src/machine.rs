@@ -2,7 +2,7 @@
 //! read bandwidth that bounds a vector-matrix product; and the process settings that make
 //! measurements comparable (pinning, CPU share).
 
-use crate::timing::measure;
+use crate::timing::measure_in_turns;
 use morello_core::harness::{cpu_supports, missing_cpu_features};
 use morello_core::target::{Target, TargetId};
 use std::arch::x86_64::*;
@@ -53,8 +53,11 @@ impl Isa {
 /// Independent accumulators in the FMA loop: two FMA ports with a 4-cycle latency need at
 /// least 8 in flight.
 const FMA_CHAINS: usize = 12;
-/// FMA loop iterations per call.
-const FMA_ITERATIONS: u64 = 1 << 20;
+/// FMA loop iterations per call: 2²⁴, about 25 ms of FMAs on a 4 GHz core with two FMA pipes,
+/// so that starting the other threads' loops in [`fma_peak_on`] (and the scheduler spreading
+/// them over the CPUs) costs under 1% of a call. With 2²⁰ (1.5 ms) the two-thread figure, timed
+/// after a pause, had measured 285–329 GFLOP/s where oneDNN's GEMMs ran at 404–423.
+const FMA_ITERATIONS: u64 = 1 << 24;
 
 /// Floating-point operations of one [`fma_peak_call`].
 fn fma_flops_per_call() -> f64 {
@@ -205,34 +208,72 @@ pub struct Limits {
     pub sequential_read_gbps: f64,
 }
 
-/// Measures the FMA peak and the read bandwidth on `threads` threads (each thread runs its own
-/// loop; the figures are totals).
-pub fn measure_limits(threads: usize) -> Limits {
-    let fma = measure(|| {
-        std::thread::scope(|s| {
-            for _ in 1..threads {
-                s.spawn(|| black_box(fma_peak_call()));
-            }
-            black_box(fma_peak_call());
-        })
+/// Floating-point operations of one [`fma_peak_on`] call on `threads` threads.
+pub fn fma_flops_on(threads: usize) -> f64 {
+    fma_flops_per_call() * threads as f64
+}
+
+/// One call of the FMA peak loop on each of `threads` threads, side by side.
+pub fn fma_peak_on(threads: usize) {
+    on_threads(threads, |_| {
+        black_box(fma_peak_call());
     });
-    let buffer = read_buffer();
-    let per_thread = buffer.len() / threads;
-    let read_on_threads = |read: fn(&[f32]) -> f32| {
-        measure(|| {
-            std::thread::scope(|s| {
-                for part in buffer.chunks(per_thread).skip(1) {
-                    s.spawn(move || black_box(read(part)));
-                }
-                black_box(read(&buffer[..per_thread]));
-            })
-        })
+}
+
+/// Reads all of `buffer` once, split into `threads` equal parts read side by side, each in
+/// [`READ_STREAMS`] streams of `lines` cache lines a step (1 or [`READ_LINES`]), or in one
+/// sequential stream if `sequential`.
+pub fn read_on(buffer: &[f32], threads: usize, lines: usize, sequential: bool) {
+    let read: fn(&[f32]) -> f32 = match (sequential, lines) {
+        (true, _) => read_call::<1, 1>,
+        (false, 1) => read_call::<READ_STREAMS, 1>,
+        (false, READ_LINES) => read_call::<READ_STREAMS, READ_LINES>,
+        (false, other) => panic!("no read pattern of {other} lines a step"),
     };
-    let by_line = read_on_threads(read_call::<READ_STREAMS, 1>);
-    let by_lines = read_on_threads(read_call::<READ_STREAMS, READ_LINES>);
+    let per_thread = buffer.len().div_ceil(threads);
+    on_threads(threads, |t| {
+        if let Some(part) = buffer.chunks(per_thread).nth(t) {
+            black_box(read(part));
+        }
+    });
+}
+
+/// Runs `work(t)` for each `t` below `threads`: on this thread if `threads` is 1, else each on
+/// a thread of its own, pinned to the `t`-th CPU [`pin_to`] gave this process (if there is
+/// one), while this thread waits, so no two loops share a CPU whatever the scheduler does.
+fn on_threads(threads: usize, work: impl Fn(usize) + Sync) {
+    if threads == 1 {
+        return work(0);
+    }
+    let cpus = pinned_cpus();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (work, cpu) = (&work, cpus.get(t).copied());
+            s.spawn(move || {
+                if let Some(cpu) = cpu {
+                    // Unpinned, the loop still runs; only its placement is left to the scheduler.
+                    let _ = pin_to(&[cpu]);
+                }
+                work(t)
+            });
+        }
+    })
+}
+
+/// Measures the FMA peak and the bandwidth of reading `buffer` (larger than the caches,
+/// [`read_buffer`]) on `threads` threads (each thread runs its own loop; the figures are
+/// totals), pausing `settle` before each repetition as the contenders' timing does. (Without
+/// the pause, the start of a two-thread phase had twice measured one thread's worth, 242.0 and
+/// 241.1 GFLOP/s, where the same loop timed between contenders measured 431.6–463.4; the
+/// cause, presumably worker threads the libraries had just started, was not traced.)
+pub fn measure_limits(threads: usize, buffer: &[f32], settle: Duration) -> Limits {
+    let measure = |f: &mut dyn FnMut()| measure_in_turns(&mut [f], settle).remove(0);
+    let fma = measure(&mut || fma_peak_on(threads));
+    let by_line = measure(&mut || read_on(buffer, threads, 1, false));
+    let by_lines = measure(&mut || read_on(buffer, threads, READ_LINES, false));
     let (read, read_lines) = if by_lines.median < by_line.median { (by_lines, READ_LINES) } else { (by_line, 1) };
-    let sequential = read_on_threads(read_call::<1, 1>);
-    let flops = fma_flops_per_call() * threads as f64;
+    let sequential = measure(&mut || read_on(buffer, threads, 1, true));
+    let flops = fma_flops_on(threads);
     let bytes = (buffer.len() * 4) as f64;
     let per_second = |amount: f64, t: Duration| amount / t.as_secs_f64() / 1e9;
     Limits {
@@ -249,7 +290,16 @@ unsafe extern "C" {
     fn sched_setaffinity(pid: i32, size: usize, mask: *const u64) -> i32;
 }
 
-/// Pins the calling thread (and threads it starts later) to CPUs `cpus`.
+/// The CPUs the process's first [`pin_to`] call chose: the phase's CPUs.
+static PHASE_CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// The CPUs the phase was pinned to (empty before [`pin_to`]).
+fn pinned_cpus() -> &'static [usize] {
+    PHASE_CPUS.get().map_or(&[], Vec::as_slice)
+}
+
+/// Pins the calling thread (and threads it starts later) to CPUs `cpus`; the first call's CPUs
+/// are the phase's, over which [`fma_peak_on`] and [`read_on`] spread their threads.
 pub fn pin_to(cpus: &[usize]) -> std::io::Result<()> {
     let mut mask = [0u64; 16];
     for &c in cpus {
@@ -257,7 +307,11 @@ pub fn pin_to(cpus: &[usize]) -> std::io::Result<()> {
     }
     // SAFETY: the mask is a valid cpu_set_t of 1024 bits; pid 0 is the calling thread.
     let status = unsafe { sched_setaffinity(0, std::mem::size_of_val(&mask), mask.as_ptr()) };
-    if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    if status != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    PHASE_CPUS.get_or_init(|| cpus.to_vec());
+    Ok(())
 }
 
 /// The 1-minute load average, if readable.

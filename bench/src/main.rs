@@ -8,6 +8,7 @@
 //! threads.
 
 mod aligned;
+mod ceiling;
 mod contenders;
 // `build.rs` chooses the target and compiles that file's kernels.
 #[cfg_attr(kernels_avx2, path = "kernels_avx2.rs")]

@@ -2,7 +2,8 @@
 //! and print the table.
 
 use crate::aligned::Placed;
-use crate::machine::{self, Limits};
+use crate::ceiling::Ceiling;
+use crate::machine;
 use crate::peers::{self, Contender};
 use crate::targets::{self, Figures};
 use crate::timing::{Measurement, measure_in_turns};
@@ -33,7 +34,9 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
         "\n=== {threads} thread(s), pinned to CPU(s) {cpus:?}; 1-minute load {:.2}; buffers start {offset} bytes past a cache line",
         machine::load_average().unwrap_or(f64::NAN)
     );
-    let limits = machine::measure_limits(threads);
+    let read_buffer = machine::read_buffer();
+    let settle = if threads > 1 { SETTLE_THREADS } else { Duration::ZERO };
+    let limits = machine::measure_limits(threads, &read_buffer, settle);
     println!(
         "machine: f32 FMA peak {:.1} GFLOP/s ({}, best {:.1}); read bandwidth {:.2} GB/s ({} streams of {} line(s) a step, 512 MiB; best {:.2}; one stream {:.2}); kernels: {} target",
         limits.peak_gflops,
@@ -67,7 +70,9 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
                 Checked { contender, out, check, is_morello }
             })
             .collect();
-        let mut timed = time_correct(&mut checked, threads).into_iter();
+        let ceiling = Ceiling::of(w, threads, &limits);
+        let (timed, ceiling_time) = time_correct(&mut checked, settle, || ceiling.call(&read_buffer));
+        let mut timed = timed.into_iter();
         let rows: Vec<Row> = checked
             .into_iter()
             .map(|c| {
@@ -81,7 +86,9 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
             })
             .collect();
         all_correct &= rows.iter().all(|r| r.result.is_ok());
-        let figures = print_workload(w, &reference.coverage(w), &limits, &rows, has_morello);
+        let (median, best) = ceiling.measured(w, &ceiling_time, read_buffer.len());
+        let bound = Bound { median, best, at_start: ceiling.at_start(w, &limits), description: ceiling.description() };
+        let figures = print_workload(w, &reference.coverage(w), &bound, &rows, has_morello);
         outcomes.push(targets::Outcome::new(*w, &figures));
     }
     let single_thread = hand_over_serial_figures(threads, &outcomes, serial_figures);
@@ -116,12 +123,34 @@ struct Checked<'a> {
 /// would run beside the next contender.
 const SETTLE_THREADS: Duration = Duration::from_millis(150);
 
-/// Times, in turns, the contenders whose output was correct, on `threads` threads; one
-/// measurement each, in order.
-fn time_correct(checked: &mut [Checked], threads: usize) -> Vec<Measurement> {
-    let mut runs: Vec<_> =
-        checked.iter_mut().filter(|c| c.check.is_ok()).map(|c| move || (c.contender.run)(&mut c.out)).collect();
-    measure_in_turns(&mut runs, if threads > 1 { SETTLE_THREADS } else { Duration::ZERO })
+/// Times, in turns, the workload's `ceiling` loop (one call of it) and the contenders whose
+/// output was correct, pausing `settle` before each repetition; one measurement per correct
+/// contender, in order, and the ceiling's.
+fn time_correct(
+    checked: &mut [Checked],
+    settle: Duration,
+    mut ceiling: impl FnMut(),
+) -> (Vec<Measurement>, Measurement) {
+    let mut runs: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(&mut ceiling)];
+    for c in checked.iter_mut().filter(|c| c.check.is_ok()) {
+        runs.push(Box::new(move || (c.contender.run)(&mut c.out)));
+    }
+    let mut measured = measure_in_turns(&mut runs, settle);
+    let ceiling_time = measured.remove(0);
+    (measured, ceiling_time)
+}
+
+/// A workload's ceiling in GFLOP/s: timed in turns with its contenders (median and best
+/// repetition) and as measured at the phase's start.
+struct Bound {
+    /// Median of the in-turn repetitions.
+    median: f64,
+    /// Best in-turn repetition.
+    best: f64,
+    /// As measured at the phase's start ([`machine::measure_limits`]).
+    at_start: f64,
+    /// What the percentages are of.
+    description: &'static str,
 }
 
 fn gflops(w: &Workload, m: &Measurement) -> f64 {
@@ -129,13 +158,14 @@ fn gflops(w: &Workload, m: &Measurement) -> f64 {
 }
 
 /// Prints one workload's table; returns the figures of its correct rows.
-fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], has_morello: bool) -> Vec<Figures> {
-    let (ceiling, ceiling_name) = if w.is_vecmat() {
-        (w.flops() / (w.matrix_bytes() / (limits.read_gbps * 1e9)) / 1e9, "of bandwidth ceiling")
-    } else {
-        (limits.peak_gflops, "of FMA peak")
-    };
-    println!("\n{} — checked against the f64 reference on {coverage}; ceiling {ceiling:.1} GFLOP/s", w.name());
+fn print_workload(w: &Workload, coverage: &str, bound: &Bound, rows: &[Row], has_morello: bool) -> Vec<Figures> {
+    let ceiling = bound.median;
+    println!(
+        "\n{} — checked against the f64 reference on {coverage}; ceiling {ceiling:.1} GFLOP/s timed in the same rounds (best {:.1}; {:.1} at the phase's start)",
+        w.name(),
+        bound.best,
+        bound.at_start
+    );
     let best_peer = rows
         .iter()
         .filter(|r| !r.is_morello)
@@ -169,6 +199,9 @@ fn print_workload(w: &Workload, coverage: &str, limits: &Limits, rows: &[Row], h
             "  (the kernels wholly searched in the narrowed space are left out: built with MORELLO_BENCH_NARROWED=skip)"
         );
     }
-    println!("  (% is {ceiling_name}; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)");
+    println!(
+        "  (% is {} timed in the same rounds; 'vs peer' is the ratio to the best peer; cpu is CPU time over wall time)",
+        bound.description
+    );
     figures
 }

@@ -23,21 +23,12 @@ pub struct Measurement {
     pub cpu_share: f64,
 }
 
-/// Measures `f`.
-pub fn measure(mut f: impl FnMut()) -> Measurement {
-    f();
-    let cpu_start = process_cpu_time();
-    let wall_start = Instant::now();
-    let per_call: Vec<Duration> = (0..REPETITIONS).map(|_| repetition(&mut f)).collect();
-    let cpu_share = (process_cpu_time() - cpu_start).as_secs_f64() / wall_start.elapsed().as_secs_f64();
-    summary(per_call, cpu_share)
-}
-
-/// Measures each of `runs` as [`measure`] does, but in turns: a warm-up call of each, then
-/// [`REPETITIONS`] rounds in which each, after a pause of `settle` (in which the worker
-/// threads of the one before stop spinning) and one more untimed call (which brings its data
-/// back into the caches the one before used), runs for at least [`REPETITION_TIME`]. Returns
-/// one measurement per function, in order; a function's CPU share counts its own repetitions.
+/// Measures each of `runs` in turns: a warm-up call of each, then [`REPETITIONS`] rounds in
+/// which each, after a pause of `settle` (in which the worker threads of the one before stop
+/// spinning) and one more untimed call (which brings its data back into the caches the one
+/// before used), runs for at least [`REPETITION_TIME`]. Returns one measurement per function,
+/// in order; a function's CPU share counts its own repetitions. (One function alone is
+/// measured the same way.)
 pub fn measure_in_turns(runs: &mut [impl FnMut()], settle: Duration) -> Vec<Measurement> {
     for f in runs.iter_mut() {
         f();
