@@ -46,6 +46,9 @@ const FULL_K_IN_PLACE: &str = "Morello (full-k tiles by hand, b in place)";
 const PANELS_FULL_K: &str = "Morello (full-k tiles by hand, b in panels)";
 /// The same inside a parallel loop over bands of rows.
 const PANELS_FULL_K_PARALLEL: &str = "Morello (parallel full-k tiles by hand, b in panels)";
+/// Label of the bf16 vector-matrix kernel over `b` in row pairs whose tiles of 8 pairs of rows
+/// side by side were chosen by hand.
+const PAIRS_SIDE_BY_SIDE: &str = "Morello (8 row pairs side by side by hand, b in row pairs)";
 /// Label of vector-matrix kernels whose sweep over blocks of rows was scheduled by hand.
 const ROW_BLOCKED: &str = "Morello (row blocks by hand, rest searched)";
 /// The same inside a parallel loop over column halves.
@@ -68,7 +71,13 @@ pub fn morello<'a>(w: &Workload, inputs: &'a Inputs, threads: usize) -> Vec<Cont
                     (ROW_BLOCKED_PARALLEL, kernels::vecmat_bf16_blocked_parallel, true),
                 ],
                 &[
-                    (kernels::VECMAT_BF16_PAIRS_SPEC, &[(SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false)]),
+                    (
+                        kernels::VECMAT_BF16_PAIRS_SPEC,
+                        &[
+                            (SYNTHESIZED_PAIRS, kernels::vecmat_bf16_pairs, false),
+                            (PAIRS_SIDE_BY_SIDE, kernels::vecmat_bf16_pairs_side_by_side, false),
+                        ],
+                    ),
                     (
                         kernels::VECMAT_BF16_PANELS_SPEC,
                         &[

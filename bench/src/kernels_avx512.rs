@@ -192,6 +192,21 @@ morello::kernel! {
     #[target(avx512)]
     pub fn vecmat_bf16_pairs(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial));
 
+    /// `c = a · b` as `vecmat_bf16_pairs`, **hand-scheduled at the top**: tiles of 16 rows of
+    /// `k` (8 pairs of rows, read side by side as 8 streams) by 256 columns, swept across every
+    /// column before the next 16 rows; the search implements each tile. The searched kernel
+    /// reads one pair of rows at a time in 16 KiB pieces 64 KiB apart, which the cost model
+    /// streams as well as whole rows and costs 16% below this plan (107,131,204 against
+    /// 128,223,234 on the AVX-512 target); paired on a Zen 5 VM this plan ran 1.9× as fast
+    /// (`bench/README.md`, "The ceiling timed in the same rounds").
+    #[target(avx512)]
+    pub fn vecmat_bf16_pairs_side_by_side(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial))
+    schedule {
+        to_accum;
+        tile([1, 1, 16, 256]);
+        synthesize_all;
+    }
+
     /// `c = a · b` as `vecmat_bf16_pairs`, with `b` prepacked in panels of 256 columns, each
     /// panel in pairs of rows (`[2, 1, 2 p256, 1 p2]`: element `(k, j)` at
     /// `(j / 256)·256k + (k / 2)·512 + 2(j % 256) + k % 2`), so the matrix is read in one
