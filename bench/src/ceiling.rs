@@ -1,8 +1,8 @@
 //! A workload's ceiling — the FMA peak for a GEMM, the read bandwidth for a vector-matrix
 //! product — timed in the same rounds as the workload's contenders, so a row's percentage of it
-//! compares two figures from the same stretch of the run. (On a shared host both move by 10–30%
-//! within minutes; a ceiling measured once at a phase's start made a memory-bound row's
-//! percentage swing with the host rather than with the kernel.)
+//! compares two figures from the same stretch of the run. (On the shared development host the
+//! read bandwidth moved by up to 30% within a minute; a ceiling measured once at a phase's
+//! start made a memory-bound row's percentage swing with the host rather than with the kernel.)
 
 use crate::machine::{self, Limits};
 use crate::timing::Measurement;
@@ -47,10 +47,7 @@ impl Ceiling {
     fn gflops(&self, w: &Workload, seconds: f64, read_buffer_len: usize) -> f64 {
         match *self {
             Ceiling::FmaPeak { threads } => machine::fma_flops_on(threads) / seconds / 1e9,
-            Ceiling::Read { .. } => {
-                let bytes_per_second = (read_buffer_len * 4) as f64 / seconds;
-                w.flops() / (w.matrix_bytes() / bytes_per_second) / 1e9
-            }
+            Ceiling::Read { .. } => streaming_gflops(w, (read_buffer_len * 4) as f64 / seconds),
         }
     }
 
@@ -63,7 +60,7 @@ impl Ceiling {
     pub fn at_start(&self, w: &Workload, limits: &Limits) -> f64 {
         match self {
             Ceiling::FmaPeak { .. } => limits.peak_gflops,
-            Ceiling::Read { .. } => w.flops() / (w.matrix_bytes() / (limits.read_gbps * 1e9)) / 1e9,
+            Ceiling::Read { .. } => streaming_gflops(w, limits.read_gbps * 1e9),
         }
     }
 
@@ -74,6 +71,11 @@ impl Ceiling {
             Ceiling::Read { .. } => "of the read-bandwidth ceiling",
         }
     }
+}
+
+/// The GFLOP/s of `w` if it ran as fast as its matrix `b` streams at `bytes_per_second`.
+fn streaming_gflops(w: &Workload, bytes_per_second: f64) -> f64 {
+    w.flops() / (w.matrix_bytes() / bytes_per_second) / 1e9
 }
 
 #[cfg(test)]
