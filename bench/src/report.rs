@@ -70,8 +70,10 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
                 Checked { contender, out, check, is_morello }
             })
             .collect();
-        let ceiling = Ceiling::of(w, threads, &limits);
-        let (timed, ceiling_time) = time_correct(&mut checked, settle, || ceiling.call(&read_buffer));
+        let ceiling = Ceiling::of(w, threads);
+        let read_buffer = &read_buffer;
+        let ceiling_loops = (0..ceiling.loops()).map(|i| Box::new(move || ceiling.call(i, read_buffer)) as Run);
+        let (timed, ceiling_times) = time_correct(&mut checked, settle, ceiling_loops.collect());
         let mut timed = timed.into_iter();
         let rows: Vec<Row> = checked
             .into_iter()
@@ -86,7 +88,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
             })
             .collect();
         all_correct &= rows.iter().all(|r| r.result.is_ok());
-        let (median, best) = ceiling.measured(w, &ceiling_time, read_buffer.len());
+        let (median, best) = ceiling.measured(w, &ceiling_times, read_buffer.len());
         let bound = Bound { median, best, at_start: ceiling.at_start(w, &limits), description: ceiling.description() };
         let figures = print_workload(w, &reference.coverage(w), &bound, &rows, has_morello);
         outcomes.push(targets::Outcome::new(*w, &figures));
@@ -123,21 +125,25 @@ struct Checked<'a> {
 /// would run beside the next contender.
 const SETTLE_THREADS: Duration = Duration::from_millis(150);
 
-/// Times, in turns, the workload's `ceiling` loop (one call of it) and the contenders whose
+/// One timed call.
+type Run<'a> = Box<dyn FnMut() + 'a>;
+
+/// Times, in turns, the workload's `ceiling` loops (one call of each) and the contenders whose
 /// output was correct, pausing `settle` before each repetition; one measurement per correct
-/// contender, in order, and the ceiling's.
-fn time_correct(
-    checked: &mut [Checked],
+/// contender, in order, and one per ceiling loop.
+fn time_correct<'a>(
+    checked: &'a mut [Checked],
     settle: Duration,
-    mut ceiling: impl FnMut(),
-) -> (Vec<Measurement>, Measurement) {
-    let mut runs: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(&mut ceiling)];
+    ceiling: Vec<Run<'a>>,
+) -> (Vec<Measurement>, Vec<Measurement>) {
+    let loops = ceiling.len();
+    let mut runs = ceiling;
     for c in checked.iter_mut().filter(|c| c.check.is_ok()) {
         runs.push(Box::new(move || (c.contender.run)(&mut c.out)));
     }
     let mut measured = measure_in_turns(&mut runs, settle);
-    let ceiling_time = measured.remove(0);
-    (measured, ceiling_time)
+    let contenders = measured.split_off(loops);
+    (contenders, measured)
 }
 
 /// A workload's ceiling in GFLOP/s: timed in turns with its contenders (median and best
