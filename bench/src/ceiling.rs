@@ -16,20 +16,15 @@ pub enum Ceiling {
         /// Threads the loop runs on.
         threads: usize,
     },
-    /// Reading the phase's read buffer in [`machine::READ_STREAMS`] streams, in both
-    /// patterns of the phase's start: one cache line per stream a step, and
-    /// [`machine::READ_LINES`] (vector-matrix products). Which is faster changes from minute to
-    /// minute on a shared host (run 4 of `bench/README.md`'s "The ceiling timed in the same
-    /// rounds" chose the one-line pattern at its start, and its vector-matrix rows then ran at
-    /// 124–138% of that pattern), so both are timed and the faster counts.
+    /// Reading the phase's read buffer in [`machine::READ_STREAMS`] streams, in each of the
+    /// [`machine::READ_PATTERNS`] (vector-matrix products); the faster counts. (Run 4 of
+    /// `bench/README.md`'s "The ceiling timed in the same rounds" timed only the pattern its
+    /// start had chosen, the one-line one, and its vector-matrix rows ran at 124–138% of it.)
     Read {
         /// Threads that read side by side.
         threads: usize,
     },
 }
-
-/// Cache lines per stream a step of each read pattern a [`Ceiling::Read`] times.
-const READ_PATTERNS: [usize; 2] = [1, machine::READ_LINES];
 
 impl Ceiling {
     /// The ceiling of `w` on `threads` threads.
@@ -41,7 +36,7 @@ impl Ceiling {
     pub fn loops(&self) -> usize {
         match self {
             Ceiling::FmaPeak { .. } => 1,
-            Ceiling::Read { .. } => READ_PATTERNS.len(),
+            Ceiling::Read { .. } => machine::READ_PATTERNS.len(),
         }
     }
 
@@ -50,7 +45,7 @@ impl Ceiling {
     pub fn call(&self, index: usize, read_buffer: &[f32]) {
         match *self {
             Ceiling::FmaPeak { threads } => machine::fma_peak_on(threads),
-            Ceiling::Read { threads } => machine::read_on(read_buffer, threads, READ_PATTERNS[index], false),
+            Ceiling::Read { threads } => machine::read_on(read_buffer, threads, machine::READ_PATTERNS[index], false),
         }
     }
 
@@ -63,16 +58,23 @@ impl Ceiling {
         }
     }
 
+    /// `w`'s ceiling for the table: the in-turn measurements of this ceiling's loops (one per
+    /// loop, in order), and the figure from the phase's start (`limits`).
+    pub fn bound(&self, w: &Workload, loops: &[Measurement], read_buffer_len: usize, limits: &Limits) -> Bound {
+        let (median, best) = self.measured(w, loops, read_buffer_len);
+        Bound { median, best, at_start: self.at_start(w, limits), description: self.description() }
+    }
+
     /// The median and best GFLOP/s of `w` at this ceiling, from the in-turn measurements of its
     /// loops (one per loop, in order): those of the loop with the fastest median.
-    pub fn measured(&self, w: &Workload, loops: &[Measurement], read_buffer_len: usize) -> (f64, f64) {
+    fn measured(&self, w: &Workload, loops: &[Measurement], read_buffer_len: usize) -> (f64, f64) {
         let fastest = loops.iter().min_by_key(|m| m.median).expect("a ceiling has a loop");
         let rate = |t: std::time::Duration| self.gflops(w, t.as_secs_f64(), read_buffer_len);
         (rate(fastest.median), rate(fastest.best))
     }
 
     /// The same ceiling as measured at the phase's start, GFLOP/s.
-    pub fn at_start(&self, w: &Workload, limits: &Limits) -> f64 {
+    fn at_start(&self, w: &Workload, limits: &Limits) -> f64 {
         match self {
             Ceiling::FmaPeak { .. } => limits.peak_gflops,
             Ceiling::Read { .. } => streaming_gflops(w, limits.read_gbps * 1e9),
@@ -80,12 +82,24 @@ impl Ceiling {
     }
 
     /// What a row's percentage is of, for the table's footnote.
-    pub fn description(&self) -> &'static str {
+    fn description(&self) -> &'static str {
         match self {
             Ceiling::FmaPeak { .. } => "of the FMA peak",
             Ceiling::Read { .. } => "of the read-bandwidth ceiling",
         }
     }
+}
+
+/// A workload's ceiling in GFLOP/s, as the table prints it ([`Ceiling::bound`]).
+pub struct Bound {
+    /// Median of the in-turn repetitions of the fastest loop.
+    pub median: f64,
+    /// That loop's best in-turn repetition.
+    pub best: f64,
+    /// As measured at the phase's start ([`machine::measure_limits`]).
+    pub at_start: f64,
+    /// What the percentages are of.
+    pub description: &'static str,
 }
 
 /// The GFLOP/s of `w` if it ran as fast as its matrix `b` streams at `bytes_per_second`.

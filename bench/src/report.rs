@@ -2,7 +2,7 @@
 //! and print the table.
 
 use crate::aligned::Placed;
-use crate::ceiling::Ceiling;
+use crate::ceiling::{Bound, Ceiling};
 use crate::machine;
 use crate::peers::{self, Contender};
 use crate::targets::{self, Figures};
@@ -88,8 +88,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
             })
             .collect();
         all_correct &= rows.iter().all(|r| r.result.is_ok());
-        let (median, best) = ceiling.measured(w, &ceiling_times, read_buffer.len());
-        let bound = Bound { median, best, at_start: ceiling.at_start(w, &limits), description: ceiling.description() };
+        let bound = ceiling.bound(w, &ceiling_times, read_buffer.len(), &limits);
         let figures = print_workload(w, &reference.coverage(w), &bound, &rows, has_morello);
         outcomes.push(targets::Outcome::new(*w, &figures));
     }
@@ -144,19 +143,6 @@ fn time_correct<'a>(
     let mut measured = measure_in_turns(&mut runs, settle);
     let contenders = measured.split_off(loops);
     (contenders, measured)
-}
-
-/// A workload's ceiling in GFLOP/s: timed in turns with its contenders (median and best
-/// repetition) and as measured at the phase's start.
-struct Bound {
-    /// Median of the in-turn repetitions.
-    median: f64,
-    /// Best in-turn repetition.
-    best: f64,
-    /// As measured at the phase's start ([`machine::measure_limits`]).
-    at_start: f64,
-    /// What the percentages are of.
-    description: &'static str,
 }
 
 fn gflops(w: &Workload, m: &Measurement) -> f64 {

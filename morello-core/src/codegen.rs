@@ -3,10 +3,10 @@
 //! The emitted C is C11 with GNU vector extensions (and, for AVX512-BF16 kernels, x86
 //! intrinsics), accepted by gcc and clang, deterministic (names come from counters in tree
 //! order) and reentrant (its only state is the spare heap buffers below, which calls on other
-//! threads never share: one call or parallel iteration holds a buffer at a time). Each kernel is one exported
-//! function taking one
-//! pointer per Spec operand, `const` for inputs, all `restrict`, and finally a pointer to the
-//! caller's [`RUNTIME_TYPEDEF`] (`morello_runtime`), through which parallel loops run.
+//! threads never share: one call or parallel iteration holds a buffer at a time). Each kernel
+//! is one exported function taking one pointer per Spec operand, `const` for inputs, all
+//! `restrict`, and finally a pointer to the caller's [`RUNTIME_TYPEDEF`] (`morello_runtime`),
+//! through which parallel loops run.
 //!
 //! Tensors live in *buffers*: caller memory, stack arrays (L1) or heap allocations (large
 //! buffers), or named C variables for register tensors (one scalar per RF element, one vector
@@ -16,8 +16,10 @@
 //! pages each time (the bench's 2048³ kernel that packs `b` inside ran at a median of 125–128
 //! GFLOP/s against a best of 213–221 when timed between other libraries' calls, and at 210.5
 //! with spare buffers, `bench/README.md`). A process so keeps, for its lifetime, at most
-//! [`crate::kernels::SPARE_SLOTS`] buffers per site: as many as ever ran at once. A *view* is a buffer, the coordinate of the view's origin in it, and how
-//! the view's dimensions map onto the buffer's (see [`crate::view`]); tiling shifts origins by
+//! [`crate::kernels::SPARE_SLOTS`] buffers per site: as many as ever ran at once.
+//!
+//! A *view* is a buffer, the coordinate of the view's origin in it, and how the view's
+//! dimensions map onto the buffer's (see [`crate::view`]); tiling shifts origins by
 //! loop variables. Loops that tile register tensors are unrolled so that every register is
 //! named by a constant.
 //!

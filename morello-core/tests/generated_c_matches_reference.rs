@@ -88,8 +88,8 @@ fn hand_schedules_with_synthesized_remainders() {
 #[test]
 fn heap_buffers_of_parallel_iterations_agree_with_the_reference() {
     // Each of four parallel iterations copies all of `b` (96 KiB) into a heap buffer: the
-    // iterations running at once take the one spare buffer of that site or allocate their own,
-    // and the driver's first call leaves its leftovers in the spare for the checked one.
+    // iterations running at once take the site's spare buffers or allocate their own, and the
+    // driver's first call leaves its leftovers in the spares for the checked one.
     let mut synth = Synthesizer::new(&X86_AVX2);
     let spec: Spec = "Matmul(1x16x256x96, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap();
     let imp = PartialImpl::new(spec, &X86_AVX2)

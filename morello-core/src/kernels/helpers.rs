@@ -8,8 +8,8 @@
 //!   scalar and vector versions compute the same thing, element by element.
 //! * maxima follow the reference: the new value wins if it is larger or the current one is NaN.
 //! * horizontal sums halve the vector with shuffles; horizontal maxima fold lane by lane.
-//! * spare buffers: a heap buffer of the kernel's is kept between calls, one per place the
-//!   kernel allocates it, and taken by one call at a time (see [`Helper::SpareBuffers`]).
+//! * spare buffers: a kernel's heap buffers are kept between calls, in a few slots per place
+//!   the kernel allocates them, each taken by one call at a time (see [`Helper::SpareBuffers`]).
 
 use crate::codegen::vector_type_name;
 use crate::dtype::Dtype;
