@@ -103,7 +103,8 @@ pub fn verdict(outcome: &Outcome, threads: usize, single_thread: Option<f64>) ->
             "{name}: no wholly searched kernel with a correct output in this run (target not measured)"
         ));
     };
-    let ratio = s.ratio.map_or("no peer".to_owned(), |r| format!("{r:.2}×"));
+    // Three decimals: at 0.996 the table's two would print "1.00×" beside "NOT met".
+    let ratio = s.ratio.map_or("no peer".to_owned(), |r| format!("{r:.3}×"));
     let ratio_at_least = |least: f64| s.ratio.is_some_and(|r| r >= least);
     let (target, ok) = if w.is_vecmat() {
         (format!("≥ {VECMAT_PERCENT:.0}% of the read ceiling"), s.percent >= VECMAT_PERCENT)
@@ -189,6 +190,13 @@ mod tests {
         assert!(line.ends_with("NOT met"), "{line}");
         let faster = [row("Morello (synthesized)", 245.0, 90.0, 1.01)];
         assert!(verdict(&Outcome::new(w, &faster), 1, None).unwrap().ends_with(": met"));
+    }
+
+    #[test]
+    fn a_ratio_just_short_of_the_target_does_not_print_as_reaching_it() {
+        let w = Workload::gemm(256, 256, 256);
+        let line = verdict(&Outcome::new(w, &[row("Morello (synthesized)", 227.9, 96.7, 0.9965)]), 1, None).unwrap();
+        assert!(line.contains("0.997× the best peer") && line.ends_with("NOT met"), "{line}");
     }
 
     #[test]
