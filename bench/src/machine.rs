@@ -202,8 +202,8 @@ pub struct Limits {
     /// The best repetition's FMA rate, GFLOP/s.
     pub best_peak_gflops: f64,
     /// Read bandwidth of data that does not fit in cache, [`READ_STREAMS`] streams per
-    /// thread, GB/s: the vector-matrix ceiling. The better median of two patterns, one line
-    /// per stream a step and [`READ_LINES`] (`read_lines` says which).
+    /// thread, GB/s: the vector-matrix ceiling. The better median of the [`READ_PATTERNS`]
+    /// (`read_lines` says which).
     pub read_gbps: f64,
     /// Lines per stream a step of the pattern that set [`Limits::read_gbps`].
     pub read_lines: usize,
@@ -226,7 +226,7 @@ pub fn fma_peak_on(threads: usize) {
 }
 
 /// Reads all of `buffer` once, split into `threads` equal parts read side by side, each in
-/// [`READ_STREAMS`] streams of `lines` cache lines a step (1 or [`READ_LINES`]), or in one
+/// [`READ_STREAMS`] streams of `lines` cache lines a step (one of [`READ_PATTERNS`]), or in one
 /// sequential stream if `sequential`.
 pub fn read_on(buffer: &[f32], threads: usize, lines: usize, sequential: bool) {
     let read: fn(&[f32]) -> f32 = match (sequential, lines) {
