@@ -3,5 +3,6 @@ fn main() {
         .file("src/kernels.rs")
         .file("src/scheduled.rs")
         .file("src/targets.rs")
+        .file("src/concurrent.rs")
         .compile("e2e_kernels");
 }
