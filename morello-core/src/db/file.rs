@@ -6,11 +6,27 @@
 //! reported (as a [`LoadReport::Rebuilt`]) and treated as empty; the next save replaces it.
 //!
 //! Sharing: files are only ever replaced whole (a temporary file renamed over), so readers
-//! need no lock and never see a partial file. [`save`] takes an exclusive lock on
-//! `<file>.lock`, re-reads the file, adds its own rectangles to what others wrote meanwhile
-//! (answers already on disk win), writes a temporary file beside the database and renames it
-//! over. Nothing is locked while synthesizing, so concurrent build scripts only wait for each
-//! other's reads and writes, and no one's results are lost.
+//! need no lock and never see a partial file. [`save`] takes an exclusive lock on the lock
+//! file (the database's path with the extension `lock`: `x86-avx2.lock` for
+//! `x86-avx2.morellodb`), re-reads the file, adds its own rectangles to what others wrote
+//! meanwhile (answers already on disk win), writes a temporary file beside the database and
+//! renames it over. Nothing is locked while synthesizing, so concurrent build scripts only wait
+//! for each other's reads and writes, and no one's results are lost.
+//!
+//! Crashes: a writer killed at any moment leaves either the old file or the new one, never a
+//! mix (the rename is atomic), and the OS releases its lock. What it can leave behind is its
+//! temporary file; every temporary file present while the lock is held belongs to a writer
+//! that died holding it, so [`save`] deletes them before writing its own. Against power loss
+//! the temporary file is flushed to disk before the rename, and the directory after it.
+//!
+//! Checksum: FNV-1a processes a byte `b` as `h = (h ^ b) * P` with `P` odd. Both steps are
+//! bijections of the 64-bit state, so two inputs of the same length that differ in exactly one
+//! byte reach different states at that byte and keep differing to the end: every single-byte
+//! change (in particular every single-bit flip) of the magic, header or body changes the
+//! checksum, and a change of the stored checksum itself no longer matches the unchanged rest.
+//! Changes of length (truncation, appended bytes) and several damaged bytes are caught with
+//! probability 1 - 2⁻⁶⁴ by the checksum, and further by the magic and by decoding, which
+//! must consume the body exactly.
 
 use super::Database;
 use super::key::TableKey;
@@ -21,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use thiserror::Error;
 
 /// The first bytes of every database file.
@@ -29,8 +46,9 @@ pub const MAGIC: &[u8; 8] = b"MORELLO\x01";
 /// version are rebuilt.
 pub const FORMAT_VERSION: u32 = 3;
 /// Bump whenever kernel costs or rewrites change what is optimal: stored answers of older
-/// versions are then rebuilt rather than trusted.
-pub const COST_MODEL_VERSION: u32 = 18;
+/// versions are then rebuilt rather than trusted — also when a kernel's applicability changes,
+/// since an older file may hold implementations that select it where it no longer applies.
+pub const COST_MODEL_VERSION: u32 = 19;
 
 /// What a file records about how its answers were found.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -170,16 +188,16 @@ pub fn load(path: &Path, target: &'static Target) -> (Database, LoadReport) {
 /// keeping answers already on disk, and leaves `db` holding the union.
 pub fn save(db: &mut Database, path: &Path) -> Result<(), DbFileError> {
     let io_err = |source| DbFileError::Io { path: path.to_owned(), source };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(io_err)?;
-    }
+    let dir = directory(path);
+    fs::create_dir_all(&dir).map_err(io_err)?;
     let _lock = lock_exclusive(path)?;
+    remove_stale_temporaries(path);
     let (mut merged, _) = load(path, db.target);
     merged.absorb(db);
     let bytes = encode(&merged);
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = temporary_path(path);
     let write = || -> io::Result<()> {
-        let mut f = File::create(&tmp)?;
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)
@@ -188,8 +206,68 @@ pub fn save(db: &mut Database, path: &Path) -> Result<(), DbFileError> {
         let _ = fs::remove_file(&tmp);
         io_err(e)
     })?;
+    sync_directory(&dir);
     *db = merged;
     Ok(())
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+fn directory(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Flushes `dir`'s entries, so that a rename into it survives a power loss. Best effort: the
+/// new file is in place whether or not this succeeds, and some file systems cannot sync a
+/// directory.
+fn sync_directory(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// A fresh name for the temporary file of a save to `path`: `<file name>.tmp.<pid>.<n>`,
+/// different for every save of every process and thread.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    static SAVES: AtomicU64 = AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".tmp.{}.{n}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Whether `name` is the name of a temporary file of a save to `path`: one
+/// [`temporary_path`] gives, or one earlier versions gave (`<stem>.tmp<pid>`, guarded by the
+/// same lock file).
+pub fn is_temporary_of(name: &str, path: &Path) -> bool {
+    let numbers = |s: &str, parts: usize| {
+        let fields: Vec<&str> = s.split('.').collect();
+        fields.len() == parts && fields.iter().all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let file_name = path.file_name().and_then(|n| n.to_str());
+    let current = file_name
+        .and_then(|f| name.strip_prefix(f))
+        .and_then(|rest| rest.strip_prefix(".tmp."))
+        .is_some_and(|rest| numbers(rest, 2));
+    let stem = path.file_stem().and_then(|n| n.to_str());
+    let legacy = stem
+        .and_then(|s| name.strip_prefix(s))
+        .and_then(|rest| rest.strip_prefix(".tmp"))
+        .is_some_and(|rest| numbers(rest, 1));
+    current || legacy
+}
+
+/// Deletes the temporary files of saves to `path` that writers killed mid-save left behind.
+/// Only call it holding the lock: then no live writer has a temporary file.
+fn remove_stale_temporaries(path: &Path) {
+    let Ok(entries) = fs::read_dir(directory(path)) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_str().is_some_and(|name| is_temporary_of(name, path)) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The lock file guarding writes to `path`, locked. Says so on stderr when it has to wait.
@@ -209,4 +287,18 @@ fn lock_exclusive(path: &Path) -> Result<File, DbFileError> {
         Err(TryLockError::Error(e)) => return Err(io_err(e)),
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The directory a save creates, syncs and sweeps: `.` for a bare file name (whose parent
+    /// is the empty path, which cannot be opened).
+    #[test]
+    fn a_bare_file_name_lives_in_the_current_directory() {
+        assert_eq!(directory(Path::new("x86-avx2.morellodb")), Path::new("."));
+        assert_eq!(directory(Path::new("db/x86-avx2.morellodb")), Path::new("db"));
+        assert_eq!(directory(Path::new("/x86-avx2.morellodb")), Path::new("/"));
+    }
 }
