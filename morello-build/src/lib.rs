@@ -62,6 +62,7 @@
 #![allow(clippy::needless_doctest_main)]
 
 pub mod database;
+pub mod fuzz_command;
 pub mod precompute;
 mod report;
 mod scan;

@@ -129,12 +129,15 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
     for h in &helpers {
         types.extend(h.source().vector_types);
     }
+    // Vector types and helpers are guarded, so that several kernels' translation units can be
+    // concatenated into one (the fuzzer compiles hundreds of kernels per compiler call).
     for (dtype, lanes) in &types {
+        let name = vector_type_name(*dtype, *lanes);
         let _ = writeln!(
             source,
-            "typedef {} {} __attribute__((vector_size({})));",
+            "#ifndef MORELLO_TYPE_{name}\n#define MORELLO_TYPE_{name}\n\
+             typedef {} {name} __attribute__((vector_size({})));\n#endif",
             dtype.c_type(),
-            vector_type_name(*dtype, *lanes),
             lanes * dtype.size_bytes()
         );
     }
@@ -142,8 +145,10 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
         source.push('\n');
     }
     for h in helpers.iter().filter(|h| **h != Helper::Intrinsics) {
+        let guard = format!("MORELLO_HELPER_{}", h.name());
+        let _ = writeln!(source, "#ifndef {guard}\n#define {guard}");
         source.push_str(&h.source().code);
-        source.push('\n');
+        source.push_str("#endif\n\n");
     }
     // A task function calls only tasks outlined after it (nested loops): define those first.
     for f in em.functions.iter().rev() {

@@ -203,7 +203,7 @@ pub fn run_kernel_on_each(
     result
 }
 
-fn scratch_dir() -> std::io::Result<PathBuf> {
+pub(crate) fn scratch_dir() -> std::io::Result<PathBuf> {
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("morello-harness-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -239,7 +239,12 @@ fn compile_driver(
 
 /// Runs a compiled driver on `args`, updating them with what the kernel wrote.
 fn execute(exe: &std::path::Path, args: &mut [HostTensor]) -> Result<(), HarnessError> {
-    let mut child = Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    execute_with(Command::new(exe), args)
+}
+
+/// Runs `command`, a compiled driver, on `args`, updating them with what the kernel wrote.
+pub(crate) fn execute_with(mut command: Command, args: &mut [HostTensor]) -> Result<(), HarnessError> {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let input: Vec<u8> = args.iter().flat_map(|a| a.bytes().iter().copied()).collect();
     let mut stdin = child.stdin.take().expect("piped stdin");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
@@ -300,11 +305,23 @@ static void morello_parallel_for(const morello_runtime *rt, int64_t n, void (*ta
 
 /// The driver's C source.
 fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
-    let mut s = String::from(
-        "#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n",
-    );
+    let mut s = String::from(DRIVER_INCLUDES);
     s.push_str(&kernel.header);
-    s.push_str(DRIVER_RUNTIME);
+    s.push_str(&driver_prelude());
+    s.push_str("int main(void) {\n");
+    s.push_str(&driver_call(&kernel.symbol, args));
+    s.push_str("    return 0;\n}\n");
+    s
+}
+
+/// The headers a driver includes.
+pub(crate) const DRIVER_INCLUDES: &str =
+    "#include <pthread.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n";
+
+/// The driver's runtime and buffer functions (after [`DRIVER_INCLUDES`] and the runtime's
+/// typedef).
+pub(crate) fn driver_prelude() -> String {
+    let mut s = String::from(DRIVER_RUNTIME);
     s.push_str(
         "\n\n/* n bytes that start `offset` bytes past malloc's alignment. */\n\
          static unsigned char *placed(size_t n, size_t offset) {\n    \
@@ -314,8 +331,17 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
          unsigned char *p = placed(n, offset);\n    if (n && fread(p, 1, n, stdin) != n) abort();\n    return p;\n}\n\n\
          /* A placed buffer of n bytes of 0x5a. */\n\
          static void *filled(size_t n, size_t offset) {\n    \
-         unsigned char *p = placed(n, offset);\n    memset(p, 0x5a, n);\n    return p;\n}\n\nint main(void) {\n",
+         unsigned char *p = placed(n, offset);\n    memset(p, 0x5a, n);\n    return p;\n}\n\n",
     );
+    s
+}
+
+/// Statements that read the arguments of kernel `symbol` (shaped like `args`) from standard
+/// input, call it twice — first on other data (every byte 0x5a), so that the checked call runs
+/// with the heap buffers the first one kept (`Helper::SpareBuffers`) holding its leftovers —
+/// and write every buffer to standard output.
+pub(crate) fn driver_call(symbol: &str, args: &[HostTensor]) -> String {
+    let mut s = String::new();
     for (i, a) in args.iter().enumerate() {
         s.push_str(&format!(
             "    {t} *p{i} = load({n}, {size});\n",
@@ -325,8 +351,6 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
         ));
     }
     s.push_str("    const morello_runtime rt = { morello_parallel_for, 4 };\n");
-    // A first call on other data (every byte 0x5a), so that the checked call below runs with
-    // the heap buffers the first one kept (`Helper::SpareBuffers`) holding its leftovers.
     let mut warm_up: Vec<String> = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let (t, n, size) = (a.dtype().c_type(), a.bytes().len(), a.dtype().size_bytes());
@@ -334,14 +358,13 @@ fn driver(kernel: &CKernel, args: &[HostTensor]) -> String {
         warm_up.push(format!("w{i}"));
     }
     warm_up.push("&rt".to_owned());
-    s.push_str(&format!("    {}({});\n", kernel.symbol, warm_up.join(", ")));
+    s.push_str(&format!("    {symbol}({});\n", warm_up.join(", ")));
     let mut call: Vec<String> = (0..args.len()).map(|i| format!("p{i}")).collect();
     call.push("&rt".to_owned());
-    s.push_str(&format!("    {}({});\n", kernel.symbol, call.join(", ")));
+    s.push_str(&format!("    {symbol}({});\n", call.join(", ")));
     for (i, a) in args.iter().enumerate() {
         s.push_str(&format!("    fwrite(p{i}, 1, {}, stdout);\n", a.bytes().len()));
     }
-    s.push_str("    return 0;\n}\n");
     s
 }
 

@@ -11,6 +11,7 @@ pub mod codegen;
 pub mod cost;
 pub mod db;
 pub mod dtype;
+pub mod fuzz;
 mod fxhash;
 pub mod harness;
 pub mod imp;

@@ -24,7 +24,7 @@ use crate::kernels::{KernelKind, KernelMismatch};
 use crate::layout::{Layout, LayoutError};
 use crate::level::Level;
 use crate::primitive::Primitive;
-use crate::shape::{DisplayShape, Shape};
+use crate::shape::Shape;
 use crate::spec::Spec;
 use crate::target::Target;
 use crate::tensor::{TensorSpec, TensorSpecError};
@@ -453,11 +453,13 @@ impl Action {
     }
 }
 
+/// Formats as a step of the schedule language, which parses back to the same rewrite.
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Tile { tile, parallel } => {
-                write!(f, "tile({}", DisplayShape(tile))?;
+                let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
+                write!(f, "tile([{}]", sizes.join(", "))?;
                 f.write_str(if *parallel { ", parallel)" } else { ")" })
             }
             Action::Move { operand, level, layout, vector_size, dtype } => {
@@ -465,7 +467,11 @@ impl fmt::Display for Action {
                 if let Some(v) = vector_size {
                     write!(f, ", v{v}")?;
                 }
-                write!(f, ", {dtype})")
+                write!(f, ", {dtype}")?;
+                if level.has_layout() && !layout.is_fully_contiguous() {
+                    write!(f, ", c{}", layout.contig())?;
+                }
+                f.write_str(")")
             }
             Action::Spread { bands } => write!(f, "spread({bands})"),
             Action::Peel { size } => write!(f, "peel({size})"),

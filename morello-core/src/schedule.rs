@@ -74,7 +74,7 @@ pub enum ScheduleError {
     Synthesis(#[from] SynthesisError),
     /// Schedule text that does not parse (run-time schedules).
     #[error("the schedule does not parse: {0}")]
-    Syntax(String),
+    Syntax(crate::syntax::ParseScheduleError),
 }
 
 /// An implementation under construction: some Specs rewritten by hand, others not yet.
@@ -176,11 +176,13 @@ impl PartialImpl {
         layout: Option<LayoutDecl>,
         vector_size: Option<u32>,
     ) -> Result<Self, ScheduleError> {
-        self.cast(operand, None, level, layout, vector_size)
+        self.cast(operand, None, level, layout, vector_size, None)
     }
 
     /// Like [`PartialImpl::move_param`], also widening the operand (an input) to `dtype`
-    /// (bf16 → f32, or a wider integer type); `None` keeps its dtype.
+    /// (bf16 → f32, or a wider integer type; `None` keeps its dtype) and with only the
+    /// `contig` innermost physical dimensions of the destination contiguous (`None`: all of
+    /// them, or the operand's own contiguity when `layout` is `None`).
     pub fn cast(
         self,
         operand: usize,
@@ -188,6 +190,7 @@ impl PartialImpl {
         level: Level,
         layout: Option<LayoutDecl>,
         vector_size: Option<u32>,
+        contig: Option<u8>,
     ) -> Result<Self, ScheduleError> {
         let spec = self.default_spec()?;
         let Some(src) = spec.operands().get(operand) else {
@@ -198,10 +201,11 @@ impl PartialImpl {
             }
             .into());
         };
-        let layout = match layout {
-            None => src.layout().clone(),
-            Some(_) if !level.has_layout() => crate::layout::Layout::empty(),
-            Some(decl) => decl.build(src.shape(), None)?,
+        let layout = match (layout, contig) {
+            (None, None) => src.layout().clone(),
+            _ if !level.has_layout() => crate::layout::Layout::empty(),
+            (None, Some(c)) => LayoutDecl::Physical(src.layout().dims().to_vec()).build(src.shape(), Some(c))?,
+            (Some(decl), c) => decl.build(src.shape(), c)?,
         };
         let dtype = dtype.unwrap_or(src.dtype());
         self.apply(&Action::Move { operand, level, layout, vector_size, dtype })

@@ -37,13 +37,17 @@
 //!   stage's inputs, then the output.
 
 mod kernel;
+mod nesting;
 mod operand;
 mod schedule;
 mod spec;
 mod target_attr;
 
 pub use kernel::{KernelDecl, parse_kernel_decls};
-pub use schedule::{Destination, Schedule, Step, StepKind, apply_schedule, parse_schedule, run_schedule};
+pub use nesting::{MAX_NESTING, check_nesting};
+pub use schedule::{
+    Destination, ParseScheduleError, Schedule, Step, StepKind, apply_schedule, parse_schedule, run_schedule,
+};
 pub use spec::{ParseSpecError, parse_spec};
 pub use target_attr::{DEFAULT_TARGET, take_target_attribute};
 
@@ -136,14 +140,15 @@ pub(crate) fn parse_number(input: ParseStream, what: &str) -> syn::Result<(u64, 
     Ok((value, lit.span()))
 }
 
-/// A number embedded in an identifier with a one-letter prefix, such as `v8` or `c0`.
+/// A number embedded in an identifier with a one-letter prefix, such as `v8` or `c0`. Digits
+/// beyond `u64` give `u64::MAX`, so callers report them as too large.
 pub(crate) fn prefixed_number(ident: &syn::Ident, prefix: char) -> Option<u64> {
     let s = ident.to_string();
     let rest = s.strip_prefix(prefix)?;
     if rest.is_empty() || !rest.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    rest.parse().ok()
+    Some(rest.parse().unwrap_or(u64::MAX))
 }
 
 /// Converts a span to "line:column" (1-based) when locations are available.

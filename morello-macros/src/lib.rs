@@ -40,6 +40,9 @@ pub fn kernel(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn spec(input: TokenStream) -> TokenStream {
     let input: proc_macro2::TokenStream = input.into();
+    if let Err(e) = morello_core::syntax::check_nesting(&input) {
+        return e.into_compile_error().into();
+    }
     let parsed = syn::parse::Parser::parse2(
         |stream: syn::parse::ParseStream| {
             let mut attrs = stream.call(syn::Attribute::parse_outer)?;

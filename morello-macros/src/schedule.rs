@@ -7,6 +7,7 @@ use quote::quote;
 use syn::parse::{ParseStream, Parser};
 
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
+    morello_core::syntax::check_nesting(&input)?;
     let mut trees: Vec<TokenTree> = input.into_iter().collect();
     let Some(TokenTree::Group(block)) =
         trees.pop().filter(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace))

@@ -4,7 +4,13 @@
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
 //! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
+//! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--deadline SECS] [--no-reduce]
 //! ```
+//!
+//! `fuzz` checks random Specs and partial schedules end to end (synthesis, C from gcc and
+//! clang, the reference evaluator; see `morello_core::fuzz`), prints every failure reduced and
+//! as a ready regression test, then `N cases, M mismatches` and the cases per family. It exits
+//! with failure when any case failed.
 //!
 //! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
 //! build script: a later build (or `MORELLO_OFFLINE=1` build) against the same file finds it.
@@ -48,7 +54,8 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
   morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
-  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]";
+  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]
+  morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--deadline SECS] [--no-reduce]";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -62,6 +69,12 @@ fn main() -> ExitCode {
 
 fn run(args: Vec<String>) -> Result<(), String> {
     let (command, options) = args.split_first().ok_or_else(|| USAGE.to_owned())?;
+    if command == "fuzz" {
+        return match morello_build::fuzz_command::run(options)? {
+            true => Ok(()),
+            false => Err("some cases failed (see above)".to_owned()),
+        };
+    }
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
         "precompute" => &["target", "matmul", "dtype", "jobs", "db"],

@@ -9,7 +9,7 @@ use super::helpers::Helper;
 use super::{KernelDef, KernelMismatch, L1, SCALAR, VECTOR, any_register_tiles, no_registers, operand_moves};
 use crate::dtype::Dtype;
 use crate::fxhash::FxHashMap;
-use crate::layout::{Layout, PhysDim};
+use crate::layout::{Layout, PhysDim, PhysKind};
 use crate::level::Level;
 use crate::primitive::Primitive;
 use crate::shape::Shape;
@@ -211,7 +211,20 @@ fn dot_product_applies(c: &Checker, multiple: u32) -> Result<(), KernelMismatch>
     c.scalar(2)?;
     c.contiguous(0)?;
     c.contiguous(1)?;
+    // The loop multiplies the i-th values of both buffers: both must hold k in the same order
+    // (an odd-even strip interleaves it; packed strips keep it).
+    c.require(odd_even_strip(c, 0, 2) == odd_even_strip(c, 1, 1), || {
+        "lhs and rhs must hold k in the same order (an odd-even strip on one of them reorders it)".to_owned()
+    })?;
     c.require(k.is_multiple_of(multiple), || format!("k ({k}) must be a multiple of {multiple}"))
+}
+
+/// The odd-even strip of operand `i`'s logical dimension `dim`, if it has one.
+fn odd_even_strip(c: &Checker, i: usize, dim: u8) -> Option<u32> {
+    c.op(i).layout().dims().iter().find_map(|d| match d.kind {
+        PhysKind::OddEven(size) if d.logical == dim => Some(size),
+        _ => None,
+    })
 }
 
 /// How many accumulators a loop of `steps` vector steps uses.

@@ -31,14 +31,21 @@ impl Value {
         }
     }
 
-    /// Whether `other` equals this value (integers) or is within `tolerance` of it (floats;
-    /// NaN never agrees).
+    /// Whether `other` equals this value (integers) or is within `tolerance` of it (floats).
+    /// A NaN agrees only with a NaN, and an infinity only with the same infinity, whatever the
+    /// tolerance (which an infinite input makes infinite or NaN).
     pub fn agrees_with(&self, other: &Value, tolerance: f64) -> bool {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => a == b,
             _ => {
                 let (a, b) = (self.as_f64(), other.as_f64());
-                a == b || (a - b).abs() <= tolerance
+                if a.is_nan() || b.is_nan() {
+                    a.is_nan() && b.is_nan()
+                } else if a.is_infinite() || b.is_infinite() {
+                    a == b
+                } else {
+                    a == b || (a - b).abs() <= tolerance
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 //! `kernel!` declarations: `#[doc] [#[target(name)]] pub fn name(Spec) [schedule { steps }]`.
 
+use super::Errors;
 use super::schedule::{Schedule, apply_schedule, parse_schedule};
 use super::spec::parse_spec;
 use crate::job::SynthesisJob;
@@ -7,6 +8,7 @@ use crate::schedule::ScheduleError;
 use crate::spec::Spec;
 use crate::target::Target;
 use proc_macro2::TokenStream;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{ParseStream, Parser};
 use syn::{Token, parenthesized};
 
@@ -29,19 +31,63 @@ pub struct KernelDecl {
     pub target: &'static Target,
 }
 
-/// Parses the contents of a `kernel!` invocation: one or more declarations.
+/// Parses the contents of a `kernel!` invocation: one or more declarations. A declaration
+/// with an error does not hide the ones after it: parsing resumes at the next declaration and
+/// the errors of every bad declaration are returned together.
 pub fn parse_kernel_decls(tokens: TokenStream) -> syn::Result<Vec<KernelDecl>> {
+    super::check_nesting(&tokens)?;
     (|input: ParseStream| {
         let mut decls = Vec::new();
+        let mut errors = Errors::default();
         while !input.is_empty() {
-            decls.push(parse_decl(input)?);
+            let fork = input.fork();
+            match parse_decl(&fork) {
+                Ok(decl) => {
+                    input.advance_to(&fork);
+                    decls.push(decl);
+                }
+                Err(e) => {
+                    errors.push(e);
+                    skip_declaration(input)?;
+                }
+            }
         }
+        errors.finish()?;
         if decls.is_empty() {
             return Err(input.error("expected a kernel such as `pub fn name(Matmul(...));`"));
         }
         Ok(decls)
     })
     .parse2(tokens)
+}
+
+/// Skips the declaration at the start of `input` after an error in it: its attributes,
+/// visibility and `fn`, then everything up to and including a `;` or a `{ ... }` schedule
+/// body (and a `;` after it), or up to the `#`, `pub` or `fn` that starts the next one.
+fn skip_declaration(input: ParseStream) -> syn::Result<()> {
+    let mut in_body = false;
+    // After `#` or `pub`, a `[...]` or `(...)` still belongs to the attributes or visibility.
+    let mut group_may_follow = false;
+    while !input.is_empty() {
+        let starts_declaration = input.peek(Token![#]) || input.peek(Token![pub]) || input.peek(Token![fn]);
+        if in_body && starts_declaration {
+            return Ok(());
+        }
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            return Ok(());
+        }
+        if input.peek(syn::token::Brace) {
+            input.parse::<proc_macro2::Group>()?;
+            let _ = input.parse::<Option<Token![;]>>()?;
+            return Ok(());
+        }
+        let group = input.peek(syn::token::Bracket) || input.peek(syn::token::Paren);
+        in_body |= !(starts_declaration || (group_may_follow && group));
+        group_may_follow = input.peek(Token![#]) || input.peek(Token![pub]);
+        input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
 }
 
 fn parse_decl(input: ParseStream) -> syn::Result<KernelDecl> {
@@ -53,19 +99,27 @@ fn parse_decl(input: ParseStream) -> syn::Result<KernelDecl> {
     let content;
     parenthesized!(content in input);
     let spec_tokens: TokenStream = content.fork().parse()?;
-    let spec = parse_spec(&content, target)?;
-    if !content.is_empty() {
-        return Err(content.error("unexpected tokens after the Spec"));
-    }
+    // The Spec and the schedule are checked independently, so both report their errors.
+    let spec = parse_spec(&content, target).and_then(|spec| {
+        if content.is_empty() { Ok(spec) } else { Err(content.error("unexpected tokens after the Spec")) }
+    });
     let schedule = if input.peek(syn::Ident) && input.fork().parse::<syn::Ident>()? == "schedule" {
         let keyword: syn::Ident = input.parse()?;
         let body;
         syn::braced!(body in input);
-        Some((keyword, parse_schedule(&body)?))
+        Some(parse_schedule(&body).map(|s| (keyword, s)))
     } else {
         None
     };
     let _ = input.parse::<Option<Token![;]>>()?;
+    let (spec, schedule) = match (spec, schedule.transpose()) {
+        (Ok(spec), Ok(schedule)) => (spec, schedule),
+        (Err(mut e), Err(second)) => {
+            e.combine(second);
+            return Err(e);
+        }
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
     let decl = KernelDecl { attrs, vis, name, spec, spec_tokens, schedule, target };
     decl.check()?;
     Ok(decl)
@@ -135,5 +189,65 @@ impl std::fmt::Debug for KernelDecl {
             .field("schedule", &self.schedule.as_ref().map(|(_, s)| s.to_string()))
             .field("target", &self.target.name)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    /// The messages of `text`'s errors, each with the text at the error's start.
+    fn errors(text: &str) -> Vec<(String, String)> {
+        let tokens = TokenStream::from_str(text).expect("the test input tokenizes");
+        let Err(errors) = parse_kernel_decls(tokens) else { panic!("{text}: no error") };
+        let lines: Vec<&str> = text.lines().collect();
+        errors
+            .into_iter()
+            .map(|e| {
+                let start = e.span().start();
+                let at: String = lines[start.line - 1].chars().skip(start.column).collect();
+                (e.to_string(), at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_bad_declaration_is_reported() {
+        let text = "\
+/// Unknown primitive.
+pub fn a(Matmull(1x4x4x4, (f32, GL), (f32, GL), (f32, GL)));
+pub fn good(Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL)))
+#[target(portable)]
+pub(crate) fn b(Move(4x4, (f33, GL), (f32, GL)))
+fn c(Matmul(1x4x4x4, (f32, GL), (f32, GL), (f32, GL))) schedule { to_accum; tiles([1, 1, 1, 1]); synthesize_all; }
+fn good2(Move(4x4, (f32, GL), (f32, GL)));
+";
+        let found = errors(text);
+        let at: Vec<&str> = found.iter().map(|(_, at)| at.as_str()).collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(at[0].starts_with("Matmull("), "{found:?}");
+        assert!(at[1].starts_with("f33"), "{found:?}");
+        assert!(at[2].starts_with("tiles("), "{found:?}");
+        assert!(found[0].0.contains("unknown primitive `Matmull`"), "{found:?}");
+    }
+
+    #[test]
+    fn a_bad_spec_and_a_bad_schedule_in_one_declaration_are_both_reported() {
+        let text = "fn k(Move(4x4, (f32, GL), (f32, XX))) schedule { frobnicate; }";
+        let found = errors(text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].1.starts_with("XX") && found[1].1.starts_with("frobnicate"), "{found:?}");
+    }
+
+    #[test]
+    fn recovery_skips_only_the_bad_declaration() {
+        // Without `;` after it, a bad declaration ends where the next one starts.
+        let text = "pub fun a(Move(4x4, (f32, GL), (f32, GL))) #[target(avx9)] fn b(Move(4x4, (f32, GL), (f32, GL))) \
+                    fn c(Move(4x4, (f32, GL), (f32, GL))) fn d Move";
+        let found = errors(text);
+        let at: Vec<&str> = found.iter().map(|(_, at)| at.as_str()).collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(at[0].starts_with("fun") && at[1].starts_with("avx9") && at[2].starts_with("Move"), "{found:?}");
     }
 }

@@ -175,8 +175,9 @@ pub(crate) fn parse_operand(input: ParseStream) -> syn::Result<OperandSyntax> {
             set_once(&mut layout, Item { value, tokens }, "layout", &mut errors);
         } else if let Some(v) = prefixed_number(&ident, 'v') {
             match u32::try_from(v) {
-                Ok(v) if v > 0 => set_once(&mut vector_size, Item { value: v, tokens }, "vector size", &mut errors),
-                _ => errors.push(syn::Error::new(ident.span(), "vector size must be at least 1")),
+                Ok(0) => errors.push(syn::Error::new(ident.span(), "vector size must be at least 1")),
+                Ok(v) => set_once(&mut vector_size, Item { value: v, tokens }, "vector size", &mut errors),
+                Err(_) => errors.push(syn::Error::new(ident.span(), "vector size too large")),
             }
         } else if let Some(c) = prefixed_number(&ident, 'c') {
             match u8::try_from(c) {

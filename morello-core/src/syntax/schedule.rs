@@ -25,8 +25,10 @@
 //! a bare level or parenthesized.
 
 mod apply;
+mod text;
 
 pub use apply::{apply_schedule, run_schedule};
+pub use text::ParseScheduleError;
 
 use super::operand::parse_physical_layout;
 use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
@@ -69,6 +71,9 @@ pub struct Destination {
     pub vector_size: Option<(u32, Span)>,
     /// The dtype, if given (moves only).
     pub dtype: Option<(Dtype, Span)>,
+    /// How many innermost physical dimensions are contiguous (`c1`), if given (moves only;
+    /// all of them otherwise).
+    pub contig: Option<(u8, Span)>,
     /// All its tokens.
     pub tokens: TokenStream,
 }
@@ -286,17 +291,17 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
         })
         .parse2(args),
         "move_param" => (|input: ParseStream| {
-            let (operand, span) = parse_number(input, "an operand index")?;
+            let operand = parse_index(input, "an operand index")?;
             comma_before_destination(input)?;
             let dest = parse_destination(input, true)?;
-            Ok(StepKind::MoveParam { operand: (operand as usize, span), dest })
+            Ok(StepKind::MoveParam { operand, dest })
         })
         .parse2(args),
         "bufferize" => (|input: ParseStream| {
-            let (index, span) = parse_number(input, "a Compose stage index")?;
+            let index = parse_index(input, "a Compose stage index")?;
             comma_before_destination(input)?;
             let dest = parse_destination(input, false)?;
-            Ok(StepKind::Bufferize { index: (index as usize, span), dest })
+            Ok(StepKind::Bufferize { index, dest })
         })
         .parse2(args),
         "parallel_split" => (|input: ParseStream| {
@@ -361,8 +366,7 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
                 bracketed!(content in input);
                 let mut path = Vec::new();
                 while !content.is_empty() {
-                    let (i, span) = parse_number(&content, "a child index")?;
-                    path.push((i as usize, span));
+                    path.push(parse_index(&content, "a child index")?);
                     if !content.is_empty() {
                         content.parse::<Token![,]>()?;
                     }
@@ -387,6 +391,12 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
 
 fn ensure_empty(input: ParseStream) -> syn::Result<()> {
     if input.is_empty() { Ok(()) } else { Err(input.error("unexpected extra argument")) }
+}
+
+/// A position (an operand, stage or child index).
+fn parse_index(input: ParseStream, what: &str) -> syn::Result<(usize, Span)> {
+    let (v, span) = parse_number(input, what)?;
+    Ok((usize::try_from(v).map_err(|_| syn::Error::new(span, "index too large"))?, span))
 }
 
 fn parse_u32(input: ParseStream, what: &str) -> syn::Result<(u32, Span)> {
@@ -426,8 +436,14 @@ fn parse_destination(input: ParseStream, with_dtype: bool) -> syn::Result<Destin
         parse_name(input, ("memory level", "L1"), Level::from_name, Level::ALL.map(Level::name), &mut errors)?;
     errors.finish()?;
     let level = level.expect("unknown levels are reported as errors");
-    let mut dest =
-        Destination { level: (level, level_ident.span()), layout: None, vector_size: None, dtype: None, tokens };
+    let mut dest = Destination {
+        level: (level, level_ident.span()),
+        layout: None,
+        vector_size: None,
+        dtype: None,
+        contig: None,
+        tokens,
+    };
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
         if input.peek(syn::token::Bracket) {
@@ -441,7 +457,15 @@ fn parse_destination(input: ParseStream, with_dtype: bool) -> syn::Result<Destin
             "row_major" => dest.layout = Some((LayoutDecl::RowMajor, ident.to_token_stream())),
             "col_major" => dest.layout = Some((LayoutDecl::ColMajor, ident.to_token_stream())),
             _ => match (prefixed_number(&ident, 'v'), Dtype::from_name(&name)) {
-                (Some(v), _) => dest.vector_size = Some((v as u32, ident.span())),
+                (Some(v), _) => {
+                    let v = u32::try_from(v).map_err(|_| syn::Error::new(ident.span(), "vector size too large"))?;
+                    dest.vector_size = Some((v, ident.span()));
+                }
+                (None, None) if with_dtype && prefixed_number(&ident, 'c').is_some() => {
+                    let c = prefixed_number(&ident, 'c').and_then(|c| u8::try_from(c).ok());
+                    let c = c.ok_or_else(|| syn::Error::new(ident.span(), "contiguity too large"))?;
+                    dest.contig = Some((c, ident.span()));
+                }
                 (None, Some(d)) if with_dtype => dest.dtype = Some((d, ident.span())),
                 _ => {
                     let mut expected = vec!["row_major", "col_major", "v8"];
@@ -493,6 +517,9 @@ impl fmt::Display for Destination {
         }
         if let Some((d, _)) = self.dtype {
             write!(f, ", {d}")?;
+        }
+        if let Some((c, _)) = self.contig {
+            write!(f, ", c{c}")?;
         }
         Ok(())
     }

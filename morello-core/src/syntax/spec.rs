@@ -14,7 +14,7 @@ use crate::tensor::TensorSpecError;
 use proc_macro2::TokenStream;
 use std::fmt;
 use std::str::FromStr;
-use syn::parse::{ParseStream, Parser};
+use syn::parse::ParseStream;
 use syn::{Token, bracketed, parenthesized};
 use thiserror::Error;
 
@@ -292,7 +292,7 @@ impl Spec {
             }
             Ok(spec)
         };
-        parser.parse_str(&normalized).map_err(|e| {
+        super::nesting::parse_text(parser, &normalized).map_err(|e| {
             let (line, column) = super::span_location(e.span());
             ParseSpecError { line, column, message: e.to_string() }
         })

@@ -20,7 +20,10 @@ typedef struct morello_runtime {
 } morello_runtime;
 #endif
 
+#ifndef MORELLO_TYPE_vf32x8_t
+#define MORELLO_TYPE_vf32x8_t
 typedef float vf32x8_t __attribute__((vector_size(32)));
+#endif
 
 void fig1(const float *restrict p0, const float *restrict p1, float *restrict p2, const morello_runtime *rt) {
     float a0_0 = 0, a0_1 = 0, a0_2 = 0, a0_3 = 0, a0_4 = 0, a0_5 = 0, a0_6 = 0, a0_7 = 0, a0_8 = 0, a0_9 = 0, a0_10 = 0, a0_11 = 0, a0_12 = 0, a0_13 = 0, a0_14 = 0, a0_15 = 0;

@@ -1,6 +1,6 @@
 //! Applying parsed schedules: at compile time with spanned errors, or at run time.
 
-use super::{Destination, Schedule, Step, StepKind, parse_schedule};
+use super::{Destination, Schedule, Step, StepKind};
 use crate::rewrite::RewriteError;
 use crate::schedule::{PartialImpl, ScheduleError};
 use crate::spec::Spec;
@@ -29,8 +29,7 @@ pub fn apply_schedule(spec: Spec, schedule: &Schedule, target: &'static Target) 
 /// it to `spec` on `target`, except a final `synthesize_all`; returns the partial
 /// implementation and whether `synthesize_all` was requested. This is what `schedule!` runs.
 pub fn run_schedule(spec: Spec, schedule: &str, target: &'static Target) -> Result<(PartialImpl, bool), ScheduleError> {
-    use syn::parse::Parser;
-    let parsed = parse_schedule.parse_str(schedule).map_err(|e| ScheduleError::Syntax(e.to_string()))?;
+    let parsed: Schedule = schedule.parse().map_err(ScheduleError::Syntax)?;
     apply_steps(spec, &parsed, target).map_err(|(e, _)| e)
 }
 
@@ -116,6 +115,7 @@ fn apply_step(partial: PartialImpl, step: &Step) -> StepResult {
                 dest.level.0,
                 dest.layout.as_ref().map(|l| l.0.clone()),
                 dest.vector_size.map(|v| v.0),
+                dest.contig.map(|c| c.0),
             )
             .map_err(|e| {
                 let at = match &e {

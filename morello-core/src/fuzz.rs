@@ -1,0 +1,529 @@
+//! Differential fuzzing: random Specs and partial schedules, synthesized, compiled with every C
+//! compiler, run on random inputs with the dtypes' edge values and compared with the reference
+//! evaluator.
+//!
+//! A run draws `cases` cases from a seed ([`generate`]): a Spec over any primitive or a
+//! Compose pipeline, with random dtypes, layouts, levels, vector sizes, contiguity and limits,
+//! and up to three random rewrites applied by hand; the search completes the rest. Each case's
+//! kernel is compiled (many cases per compiler call, see [`batch`]) and — when this CPU has the
+//! target's features — run on random inputs ([`values`]); what it writes must agree with
+//! [`crate::reference::evaluate`] within the reference's tolerances, and its inputs must be
+//! left as they were. With `sanitize`, every kernel is also run under AddressSanitizer and
+//! UndefinedBehaviorSanitizer, and kernels with parallel loops under ThreadSanitizer.
+//!
+//! Every failure is reduced ([`reduce`]) to a smaller Spec and schedule that still fail, and
+//! printed as a ready regression test calling [`replay`].
+
+pub mod batch;
+pub mod generate;
+mod reduce;
+mod report;
+pub mod rng;
+pub mod values;
+
+pub use report::{Counts, FuzzReport, Time};
+
+use crate::codegen::{CKernel, emit_c};
+use crate::harness::{CCompiler, HarnessError, cpu_supports, missing_cpu_features};
+use crate::imp::Impl;
+use crate::primitive::Direction;
+use crate::reference::{HostTensor, Tolerances, compare, evaluate};
+use crate::schedule::{PartialImpl, ScheduleError};
+use crate::search::{SynthesisError, Synthesizer};
+use crate::spec::Spec;
+use crate::syntax::run_schedule;
+use crate::target::{Target, TargetId};
+use batch::Instrument;
+use generate::{DrawStats, Drawn, Labels};
+use rng::FuzzRng;
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+/// What a fuzzing run does.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    /// Cases to check (cases whose Spec has no implementation are drawn again, not counted).
+    pub cases: u64,
+    /// The run's seed: the same seed, target and options give the same cases.
+    pub seed: u64,
+    /// The target kernels are synthesized and compiled for.
+    pub target: TargetId,
+    /// The compilers every kernel is compiled with.
+    pub compilers: Vec<CCompiler>,
+    /// Also run every kernel under AddressSanitizer and UndefinedBehaviorSanitizer, and
+    /// kernels with parallel loops under ThreadSanitizer (with compilers that support them).
+    pub sanitize: bool,
+    /// Kernels compiled into one program.
+    pub batch: usize,
+    /// How long the search of one case may take before the case is drawn again.
+    pub deadline: Duration,
+    /// Whether failures are reduced to smaller cases (slow when there are many).
+    pub reduce: bool,
+}
+
+impl FuzzOptions {
+    /// Options for `cases` cases from `seed` on `target`, compiled with gcc and, when
+    /// installed, clang.
+    pub fn new(cases: u64, seed: u64, target: TargetId) -> Self {
+        let compilers = [CCompiler::gcc(), CCompiler::clang()].into_iter().filter(CCompiler::is_available).collect();
+        FuzzOptions {
+            cases,
+            seed,
+            target,
+            compilers,
+            sanitize: false,
+            batch: 64,
+            deadline: Duration::from_secs(10),
+            reduce: true,
+        }
+    }
+}
+
+/// One way a case failed.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Failure {
+    /// What the kernel wrote disagrees with the reference, or it changed an input.
+    Mismatch {
+        /// The compiler.
+        compiler: String,
+        /// How the program was instrumented.
+        instrument: &'static str,
+        /// The first difference.
+        detail: String,
+    },
+    /// The compiler rejected the generated C.
+    Compile {
+        /// The compiler.
+        compiler: String,
+        /// Its diagnostics (the first lines).
+        detail: String,
+    },
+    /// The kernel crashed, or a sanitizer reported an error.
+    Run {
+        /// The compiler.
+        compiler: String,
+        /// How the program was instrumented.
+        instrument: &'static str,
+        /// The exit status and the first lines of standard error.
+        detail: String,
+    },
+    /// Synthesis or code generation panicked, or failed for a Spec it should implement.
+    Compiler {
+        /// The panic's or error's message.
+        detail: String,
+    },
+    /// The schedule, printed and parsed back, did not give the same implementation.
+    ScheduleText {
+        /// What differed.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Mismatch { compiler, instrument, detail } => {
+                write!(f, "wrong result ({compiler}, {instrument}): {detail}")
+            }
+            Failure::Compile { compiler, detail } => write!(f, "{compiler} rejected the C: {detail}"),
+            Failure::Run { compiler, instrument, detail } => {
+                write!(f, "run failed ({compiler}, {instrument}): {detail}")
+            }
+            Failure::Compiler { detail } => write!(f, "synthesis or code generation failed: {detail}"),
+            Failure::ScheduleText { detail } => write!(f, "the printed schedule does not replay: {detail}"),
+        }
+    }
+}
+
+/// A failing case, with the smallest failing case reduction found.
+#[derive(Clone, Debug)]
+pub struct FailedCase {
+    /// The case's number in the run.
+    pub index: u64,
+    /// The case: Spec text, schedule steps and input seed.
+    pub case: CaseText,
+    /// How it failed.
+    pub failure: Failure,
+    /// The reduced case, and how it fails.
+    pub reduced: Option<(CaseText, Failure)>,
+}
+
+/// A case as text: enough to replay it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CaseText {
+    /// The Spec, with its limits.
+    pub spec: String,
+    /// Rewrites applied before the search completes the rest, in schedule syntax.
+    pub steps: Vec<String>,
+    /// The seed of its inputs.
+    pub input_seed: u64,
+}
+
+impl CaseText {
+    /// The schedule: the steps, then `synthesize_all`.
+    pub fn schedule(&self) -> String {
+        let mut s: String = self.steps.iter().map(|step| format!("{step}; ")).collect();
+        s.push_str("synthesize_all;");
+        s
+    }
+}
+
+/// A case ready to run: its kernel, arguments and expected results.
+struct Ready {
+    index: u64,
+    text: CaseText,
+    kernel: CKernel,
+    spec: Spec,
+    args: Vec<HostTensor>,
+    expected: Vec<HostTensor>,
+    tolerances: Tolerances,
+}
+
+/// Runs a fuzzing campaign, writing progress and failures (with their regression tests) to
+/// `log`, and returns the report.
+pub fn run(options: &FuzzOptions, log: &mut dyn Write) -> FuzzReport {
+    let target = options.target.target();
+    let runnable = cpu_supports(target);
+    let mut report = FuzzReport::new(options, runnable, missing_cpu_features(target));
+    let instruments = instruments(options, log);
+    report.instruments = instruments.iter().map(|(c, i)| format!("{} {}", c.program, i.name())).collect();
+    let started = Instant::now();
+    let mut synth = Synthesizer::new(target);
+    let mut stats = DrawStats::default();
+    let mut next = 0u64;
+    while next < options.cases {
+        let mut ready = Vec::new();
+        while ready.len() < options.batch && next < options.cases {
+            let began = Instant::now();
+            let prepared = prepare(next, options, &mut synth, &mut stats, &mut report);
+            report.time.synthesis += began.elapsed();
+            match prepared {
+                Ok(case) => ready.push(case),
+                Err(failed) => report_failure(*failed, options, &mut report, log),
+            }
+            next += 1;
+        }
+        let began = Instant::now();
+        let failures = check_batch(&ready, options, &instruments, runnable);
+        report.time.compile_and_run += began.elapsed();
+        for failed in failures {
+            report_failure(failed, options, &mut report, log);
+        }
+        let _ = writeln!(
+            log,
+            "fuzz {}: {next}/{} cases, {} failing, {:.1} s",
+            target.name,
+            options.cases,
+            report.failures.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    report.refused_specs = stats.refused_specs;
+    report.elapsed = started.elapsed();
+    report
+}
+
+/// The compilers and instrumentations every batch is built with.
+fn instruments(options: &FuzzOptions, log: &mut dyn Write) -> Vec<(CCompiler, Instrument)> {
+    let mut out = Vec::new();
+    for cc in &options.compilers {
+        out.push((cc.clone(), Instrument::None));
+        if options.sanitize {
+            for instrument in [Instrument::AddressUndefined, Instrument::Thread] {
+                if batch::instrument_works(cc, instrument) {
+                    out.push((cc.clone(), instrument));
+                } else {
+                    let _ =
+                        writeln!(log, "note: {} cannot build {} programs here; skipped", cc.program, instrument.name());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Draws case `index`, synthesizes it and computes its expected results. Cases with no
+/// implementation (or over the deadline) are drawn again from the same generator.
+fn prepare(
+    index: u64,
+    options: &FuzzOptions,
+    synth: &mut Synthesizer,
+    stats: &mut DrawStats,
+    report: &mut FuzzReport,
+) -> Result<Ready, Box<FailedCase>> {
+    let target = options.target.target();
+    let mut rng = FuzzRng::for_case(options.seed, index);
+    loop {
+        let drawn = generate::draw(&mut rng, target, stats);
+        let text = CaseText { spec: drawn.spec.to_string(), steps: drawn.steps.clone(), input_seed: rng.next_u64() };
+        let fail = |failure| Box::new(FailedCase { index, case: text.clone(), failure, reduced: None });
+        if let Err(failure) = check_schedule_text(&drawn, target) {
+            return Err(fail(failure));
+        }
+        synth.set_deadline(Instant::now() + options.deadline);
+        let outcome = catch_unwind(AssertUnwindSafe(|| drawn.partial.clone().synthesize_all(synth)));
+        let imp = match outcome {
+            Ok(Ok(imp)) => imp,
+            Ok(Err(ScheduleError::Synthesis(SynthesisError::Unsatisfiable { .. }))) => {
+                report.unimplementable += 1;
+                continue;
+            }
+            Ok(Err(ScheduleError::Synthesis(SynthesisError::DeadlinePassed { .. }))) => {
+                report.over_deadline += 1;
+                report.over_deadline_specs.push(text.spec.clone());
+                *synth = Synthesizer::new(target);
+                continue;
+            }
+            Ok(Err(e)) => return Err(fail(Failure::Compiler { detail: e.to_string() })),
+            Err(panic) => {
+                *synth = Synthesizer::new(target);
+                return Err(fail(Failure::Compiler { detail: panic_message(&panic) }));
+            }
+        };
+        let symbol = format!("fuzz_case_{index}");
+        let kernel = match catch_unwind(AssertUnwindSafe(|| emit_c(&imp, &symbol, target))) {
+            Ok(Ok(kernel)) => kernel,
+            Ok(Err(e)) => return Err(fail(Failure::Compiler { detail: e.to_string() })),
+            Err(panic) => return Err(fail(Failure::Compiler { detail: panic_message(&panic) })),
+        };
+        let (args, expected, tolerances) = match reference_run(&imp, text.input_seed) {
+            Ok(run) => run,
+            Err(panic) => return Err(fail(Failure::Compiler { detail: format!("the reference panicked: {panic}") })),
+        };
+        report.count(&drawn.labels);
+        return Ok(Ready { index, text, kernel, spec: imp.spec.clone(), args, expected, tolerances });
+    }
+}
+
+/// Random arguments from `seed` and what the reference computes from them.
+fn reference_run(imp: &Impl, seed: u64) -> Result<(Vec<HostTensor>, Vec<HostTensor>, Tolerances), String> {
+    let mut rng = FuzzRng::new(seed);
+    let edge_in = *rng.pick(&[0u64, 0, 16, 64, 256]);
+    let args = values::random_arguments(&imp.spec, &mut rng, edge_in);
+    let mut expected = args.clone();
+    let tolerances = catch_unwind(AssertUnwindSafe(|| evaluate(imp.spec.logical(), &mut expected)))
+        .map_err(|p| panic_message(&p))?;
+    Ok((args, expected, tolerances))
+}
+
+/// The printed schedule, parsed and applied again, gives the same partial implementation.
+fn check_schedule_text(drawn: &Drawn, target: &'static Target) -> Result<(), Failure> {
+    if drawn.steps.is_empty() {
+        return Ok(());
+    }
+    let text = CaseText { spec: String::new(), steps: drawn.steps.clone(), input_seed: 0 }.schedule();
+    match run_schedule(drawn.spec.clone(), &text, target) {
+        Ok((partial, _)) if partial.root() == drawn.partial.root() => Ok(()),
+        Ok(_) => Err(Failure::ScheduleText { detail: format!("`{text}` gives another implementation") }),
+        Err(e) => Err(Failure::ScheduleText { detail: format!("`{text}`: {e}") }),
+    }
+}
+
+/// Compiles the batch with every compiler and instrumentation and runs it; returns the
+/// failures.
+fn check_batch(
+    ready: &[Ready],
+    options: &FuzzOptions,
+    instruments: &[(CCompiler, Instrument)],
+    runnable: bool,
+) -> Vec<FailedCase> {
+    let target = options.target.target();
+    let mut failed: Vec<FailedCase> = Vec::new();
+    let mut is_failed = vec![false; ready.len()];
+    for (cc, instrument) in instruments {
+        if *instrument != Instrument::None && !runnable {
+            continue;
+        }
+        let members: Vec<usize> = (0..ready.len())
+            .filter(|&i| !is_failed[i] && (*instrument != Instrument::Thread || ready[i].kernel.parallel))
+            .collect();
+        for (i, failure) in run_members(ready, &members, cc, *instrument, target, runnable) {
+            if !is_failed[i] {
+                is_failed[i] = true;
+                failed.push(FailedCase { index: ready[i].index, case: ready[i].text.clone(), failure, reduced: None });
+            }
+        }
+    }
+    failed
+}
+
+/// Builds one program of `members` (splitting out kernels that do not compile) and runs each.
+fn run_members(
+    ready: &[Ready],
+    members: &[usize],
+    cc: &CCompiler,
+    instrument: Instrument,
+    target: &Target,
+    runnable: bool,
+) -> Vec<(usize, Failure)> {
+    if members.is_empty() {
+        return Vec::new();
+    }
+    let kernels: Vec<(&CKernel, &[HostTensor])> =
+        members.iter().map(|&i| (&ready[i].kernel, ready[i].args.as_slice())).collect();
+    let program = match batch::compile(&kernels, cc, target, instrument) {
+        Ok(program) => program,
+        Err(e) if members.len() == 1 => {
+            return vec![(
+                members[0],
+                Failure::Compile { compiler: cc.program.clone(), detail: first_lines(&e.to_string()) },
+            )];
+        }
+        Err(_) => {
+            // Find the kernels that do not compile by halves.
+            let (left, right) = members.split_at(members.len() / 2);
+            let mut out = run_members(ready, left, cc, instrument, target, runnable);
+            out.extend(run_members(ready, right, cc, instrument, target, runnable));
+            return out;
+        }
+    };
+    if !runnable {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (slot, &i) in members.iter().enumerate() {
+        let case = &ready[i];
+        let mut args = case.args.clone();
+        if let Err(failure) = run_and_compare(&program, slot, &mut args, case, cc) {
+            out.push((i, failure));
+        }
+    }
+    out
+}
+
+/// Runs kernel `slot` of `program` on the case's arguments and compares with the reference.
+fn run_and_compare(
+    program: &batch::Program,
+    slot: usize,
+    args: &mut [HostTensor],
+    case: &Ready,
+    cc: &CCompiler,
+) -> Result<(), Failure> {
+    let instrument = program.instrument().name();
+    match program.run(slot, args) {
+        Ok(()) => {}
+        Err(HarnessError::Run { status, stderr }) => {
+            return Err(Failure::Run {
+                compiler: cc.program.clone(),
+                instrument,
+                detail: format!("{status}: {}", first_lines(&stderr)),
+            });
+        }
+        Err(e) => {
+            return Err(Failure::Run { compiler: cc.program.clone(), instrument, detail: first_lines(&e.to_string()) });
+        }
+    }
+    compare_outputs(&case.spec, &case.args, &case.expected, args, &case.tolerances)
+        .map_err(|detail| Failure::Mismatch { compiler: cc.program.clone(), instrument, detail })
+}
+
+/// Written operands agree with the reference; inputs are unchanged.
+fn compare_outputs(
+    spec: &Spec,
+    before: &[HostTensor],
+    expected: &[HostTensor],
+    actual: &[HostTensor],
+    tolerances: &Tolerances,
+) -> Result<(), String> {
+    for (i, (b, a)) in before.iter().zip(actual).enumerate() {
+        if spec.logical().direction(i) == Direction::In && b.bytes() != a.bytes() {
+            return Err(format!("the kernel changed its input `{}`", spec.logical().operand_name(i)));
+        }
+    }
+    compare(spec.logical(), expected, actual, tolerances).map_err(|m| m.to_string())
+}
+
+/// Records a failure: reduces it (when asked), prints it with its regression test.
+fn report_failure(mut failed: FailedCase, options: &FuzzOptions, report: &mut FuzzReport, log: &mut dyn Write) {
+    let _ = writeln!(
+        log,
+        "case {} FAILED: {}\n  Spec: {}\n  schedule: {}",
+        failed.index,
+        failed.failure,
+        failed.case.spec,
+        failed.case.schedule()
+    );
+    if options.reduce {
+        let began = Instant::now();
+        failed.reduced = reduce::reduce(&failed, options);
+        report.time.reduction += began.elapsed();
+    }
+    let _ = writeln!(log, "{}", report::regression_test(&failed, options));
+    report.failures.push(failed);
+}
+
+/// Checks one case alone: synthesizes it (a fresh search), compiles it with each of
+/// `compilers`, runs it when the CPU can and compares with the reference.
+pub fn check_case(
+    case: &CaseText,
+    target: TargetId,
+    compilers: &[CCompiler],
+    instrument: Instrument,
+) -> Result<(), Failure> {
+    let target = target.target();
+    let spec =
+        Spec::parse_for(&case.spec, target).map_err(|e| Failure::Compiler { detail: format!("the Spec: {e}") })?;
+    let mut synth = Synthesizer::new(target);
+    let imp = catch_unwind(AssertUnwindSafe(|| {
+        run_schedule(spec, &case.schedule(), target)
+            .and_then(|(partial, _): (PartialImpl, bool)| partial.synthesize_all(&mut synth))
+    }))
+    .map_err(|p| Failure::Compiler { detail: panic_message(&p) })?
+    .map_err(|e| Failure::Compiler { detail: e.to_string() })?;
+    let kernel = catch_unwind(AssertUnwindSafe(|| emit_c(&imp, "fuzz_case", target)))
+        .map_err(|p| Failure::Compiler { detail: panic_message(&p) })?
+        .map_err(|e| Failure::Compiler { detail: e.to_string() })?;
+    let (args, expected, tolerances) = reference_run(&imp, case.input_seed)
+        .map_err(|p| Failure::Compiler { detail: format!("the reference panicked: {p}") })?;
+    let ready = Ready { index: 0, text: case.clone(), kernel, spec: imp.spec.clone(), args, expected, tolerances };
+    let runnable = cpu_supports(target);
+    for cc in compilers {
+        if let Some((_, failure)) =
+            run_members(std::slice::from_ref(&ready), &[0], cc, instrument, target, runnable).pop()
+        {
+            return Err(failure);
+        }
+    }
+    Ok(())
+}
+
+/// Replays a case in a regression test: checks it with gcc and, when installed, clang
+/// (required when `MORELLO_REQUIRE_CLANG` is set), and panics with the failure.
+pub fn replay(spec: &str, schedule_steps: &[&str], target: TargetId, input_seed: u64) {
+    let mut compilers = vec![CCompiler::gcc()];
+    let clang = CCompiler::clang();
+    if clang.is_available() {
+        compilers.push(clang);
+    } else {
+        assert!(
+            std::env::var_os("MORELLO_REQUIRE_CLANG").is_none(),
+            "MORELLO_REQUIRE_CLANG is set but clang is not installed"
+        );
+    }
+    let case =
+        CaseText { spec: spec.to_owned(), steps: schedule_steps.iter().map(|s| (*s).to_owned()).collect(), input_seed };
+    if let Err(failure) = check_case(&case, target, &compilers, Instrument::None) {
+        panic!("{spec} with `{}`: {failure}", case.schedule());
+    }
+}
+
+/// The first lines of a long message.
+fn first_lines(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().take(12).collect();
+    lines.join("\n")
+}
+
+/// A panic's message.
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_owned()
+    }
+}
+
+/// Labels of a case, re-exported for the report.
+pub type CaseLabels = Labels;
