@@ -3,10 +3,9 @@
 use morello_core::fuzz::{self, FuzzOptions};
 use morello_core::harness::CCompiler;
 use morello_core::target::TargetId;
-use std::time::Duration;
 
 /// The command's usage line.
-pub const USAGE: &str = "morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--deadline SECS] [--no-reduce]";
+pub const USAGE: &str = "morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]";
 
 /// Runs `morello-db fuzz` with `args` (after the command's name): prints progress and failures
 /// with their regression tests to standard error and the report to standard output. Returns
@@ -40,13 +39,14 @@ fn parse(args: &[String]) -> Result<FuzzOptions, String> {
             "--cases" => options.cases = number(&value("cases")?, "cases")?,
             "--seed" => options.seed = number(&value("seed")?, "seed")?,
             "--batch" => options.batch = number(&value("batch")?, "batch")?.max(1) as usize,
-            "--deadline" => options.deadline = Duration::from_secs(number(&value("deadline")?, "deadline")?),
+            "--max-specs" => options.max_specs = number(&value("max-specs")?, "max-specs")?,
             "--target" => {
                 let name = value("target")?;
                 options.target = TargetId::from_name(&name).ok_or_else(|| format!("unknown target `{name}`"))?;
             }
             "--sanitize" => options.sanitize = true,
             "--no-reduce" => options.reduce = false,
+            "--compile-only" => options.compile_only = true,
             other => return Err(format!("`fuzz` takes no argument `{other}`\nusage: {USAGE}")),
         }
     }

@@ -38,7 +38,7 @@ use generate::{DrawStats, Drawn, Labels};
 use rng::FuzzRng;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What a fuzzing run does.
 #[derive(Clone, Debug)]
@@ -56,10 +56,13 @@ pub struct FuzzOptions {
     pub sanitize: bool,
     /// Kernels compiled into one program.
     pub batch: usize,
-    /// How long the search of one case may take before the case is drawn again.
-    pub deadline: Duration,
+    /// How many Specs the search of one case may solve before the case is drawn again (a
+    /// budget in work rather than time, so a seed gives the same cases on any machine).
+    pub max_specs: u64,
     /// Whether failures are reduced to smaller cases (slow when there are many).
     pub reduce: bool,
+    /// Only compile the kernels, even where this CPU could run them.
+    pub compile_only: bool,
 }
 
 impl FuzzOptions {
@@ -74,8 +77,9 @@ impl FuzzOptions {
             compilers,
             sanitize: false,
             batch: 64,
-            deadline: Duration::from_secs(10),
+            max_specs: 50_000,
             reduce: true,
+            compile_only: false,
         }
     }
 }
@@ -184,7 +188,7 @@ struct Ready {
 /// `log`, and returns the report.
 pub fn run(options: &FuzzOptions, log: &mut dyn Write) -> FuzzReport {
     let target = options.target.target();
-    let runnable = cpu_supports(target);
+    let runnable = cpu_supports(target) && !options.compile_only;
     let mut report = FuzzReport::new(options, runnable, missing_cpu_features(target));
     let instruments = instruments(options, log);
     report.instruments = instruments.iter().map(|(c, i)| format!("{} {}", c.program, i.name())).collect();
@@ -244,7 +248,7 @@ fn instruments(options: &FuzzOptions, log: &mut dyn Write) -> Vec<(CCompiler, In
 }
 
 /// Draws case `index`, synthesizes it and computes its expected results. Cases with no
-/// implementation (or over the deadline) are drawn again from the same generator.
+/// implementation (or over the search budget) are drawn again from the same generator.
 fn prepare(
     index: u64,
     options: &FuzzOptions,
@@ -261,7 +265,7 @@ fn prepare(
         if let Err(failure) = check_schedule_text(&drawn, target) {
             return Err(fail(failure));
         }
-        synth.set_deadline(Instant::now() + options.deadline);
+        synth.set_spec_limit(synth.stats().specs_solved + options.max_specs);
         let outcome = catch_unwind(AssertUnwindSafe(|| drawn.partial.clone().synthesize_all(synth)));
         let imp = match outcome {
             Ok(Ok(imp)) => imp,
@@ -270,8 +274,8 @@ fn prepare(
                 continue;
             }
             Ok(Err(ScheduleError::Synthesis(SynthesisError::DeadlinePassed { .. }))) => {
-                report.over_deadline += 1;
-                report.over_deadline_specs.push(text.spec.clone());
+                report.over_budget += 1;
+                report.over_budget_specs.push(text.spec.clone());
                 *synth = Synthesizer::new(target);
                 continue;
             }

@@ -221,20 +221,34 @@ fn compile_driver(
     std::fs::write(dir.join("kernel.c"), &kernel.source)?;
     std::fs::write(dir.join("main.c"), driver(kernel, args))?;
     let exe = dir.join("kernel");
+    compile_program(compiler, target, &[], &[dir.join("kernel.c"), dir.join("main.c")], &exe)?;
+    Ok(exe)
+}
+
+/// Compiles and links `sources` into the program `exe` with `compiler`, the target's flags and
+/// `extra` flags.
+pub(crate) fn compile_program(
+    compiler: &CCompiler,
+    target: &Target,
+    extra: &[&str],
+    sources: &[PathBuf],
+    exe: &std::path::Path,
+) -> Result<(), HarnessError> {
     let output = Command::new(&compiler.program)
         .args(CCompiler::flags(target))
-        .arg(dir.join("kernel.c"))
-        .arg(dir.join("main.c"))
+        .args(extra)
+        .args(sources)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .output()?;
-    if !output.status.success() {
-        return Err(HarnessError::Compile {
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(HarnessError::Compile {
             compiler: compiler.program.clone(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        });
+        })
     }
-    Ok(exe)
 }
 
 /// Runs a compiled driver on `args`, updating them with what the kernel wrote.

@@ -152,6 +152,8 @@ pub struct Synthesizer {
     slack: Slack,
     space: SearchSpace,
     deadline: Option<Instant>,
+    /// Stop once this many Specs have been solved (a deadline counted in work, not time).
+    spec_limit: Option<u64>,
     timed_out: bool,
     stats: SynthesisStats,
     /// Threads a search may use, this one included.
@@ -205,6 +207,7 @@ impl Synthesizer {
             slack: Slack::EXACT,
             space: SearchSpace::Full,
             deadline: None,
+            spec_limit: None,
             timed_out: false,
             stats: SynthesisStats::default(),
             threads: 1,
@@ -220,6 +223,13 @@ impl Synthesizer {
     /// [`SynthesisError::DeadlinePassed`].
     pub fn set_deadline(&mut self, deadline: Instant) {
         self.deadline = Some(deadline);
+    }
+
+    /// Stops searching, as at a deadline ([`Synthesizer::set_deadline`]), once the Specs solved
+    /// since this synthesizer was made ([`SynthesisStats::specs_solved`]) reach `limit`: a
+    /// budget that gives the same outcome on every machine and under any load.
+    pub fn set_spec_limit(&mut self, limit: u64) {
+        self.spec_limit = Some(limit);
     }
 
     /// Accepts implementations up to `slack` above the optimum, for a faster search (see
@@ -399,6 +409,7 @@ impl Synthesizer {
             }
         }
         if self.timed_out
+            || self.spec_limit.is_some_and(|limit| self.stats.specs_solved >= limit)
             || self.stats.specs_solved.is_multiple_of(256)
                 && (self.deadline.is_some_and(|d| Instant::now() > d)
                     || self.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed)))

@@ -4,7 +4,7 @@
 //! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
 //! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
-//! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--deadline SECS] [--no-reduce]
+//! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
 //! ```
 //!
 //! `fuzz` checks random Specs and partial schedules end to end (synthesis, C from gcc and
@@ -55,7 +55,7 @@ const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
   morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]
-  morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--deadline SECS] [--no-reduce]";
+  morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {

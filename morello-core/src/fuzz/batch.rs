@@ -5,7 +5,7 @@
 
 use crate::codegen::CKernel;
 use crate::harness::{
-    CCompiler, DRIVER_INCLUDES, HarnessError, driver_call, driver_prelude, execute_with, scratch_dir,
+    CCompiler, DRIVER_INCLUDES, HarnessError, compile_program, driver_call, driver_prelude, execute_with, scratch_dir,
 };
 use crate::reference::HostTensor;
 use crate::target::Target;
@@ -87,19 +87,7 @@ pub fn compile(
     let program = Program { exe: dir.join("fuzz"), dir, instrument };
     let source = program.dir.join("fuzz.c");
     std::fs::write(&source, program_source(kernels))?;
-    let output = Command::new(&compiler.program)
-        .args(CCompiler::flags(target))
-        .args(instrument.flags())
-        .arg(&source)
-        .arg("-o")
-        .arg(&program.exe)
-        .output()?;
-    if !output.status.success() {
-        return Err(HarnessError::Compile {
-            compiler: compiler.program.clone(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        });
-    }
+    compile_program(compiler, target, instrument.flags(), &[source], &program.exe)?;
     Ok(program)
 }
 

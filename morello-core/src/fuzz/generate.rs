@@ -223,7 +223,8 @@ fn shape(rng: &mut FuzzRng, rank: usize) -> Vec<u32> {
 fn operand_text(rng: &mut FuzzRng, target: &Target, shape: &[u32], dtype: Dtype, contiguity: &mut bool) -> String {
     let volume: u64 = shape.iter().map(|&d| u64::from(d)).product();
     // Vector sizes that divide the operand, so its registers can be whole.
-    let lanes: Vec<u32> = target.vector_lanes(dtype.size_bytes()).filter(|&l| volume.is_multiple_of(u64::from(l))).collect();
+    let lanes: Vec<u32> =
+        target.vector_lanes(dtype.size_bytes()).filter(|&l| volume.is_multiple_of(u64::from(l))).collect();
     let level = match rng.below(100) {
         0..=71 => "GL",
         72..=85 => "L1",
@@ -266,8 +267,10 @@ fn layout_text(rng: &mut FuzzRng, shape: &[u32]) -> (String, usize) {
     let dim = if rank > 1 { order[rng.index(rank - 1)] } else { 0 };
     let kind = if choice < 85 { "p" } else { "oe" };
     // A packed strip as large as its dimension would be a plain order too.
-    let strips: Vec<u32> =
-        [2u32, 4, 8, 16].into_iter().filter(|s| shape[dim].is_multiple_of(*s) && (kind == "oe" || *s < shape[dim])).collect();
+    let strips: Vec<u32> = [2u32, 4, 8, 16]
+        .into_iter()
+        .filter(|s| shape[dim].is_multiple_of(*s) && (kind == "oe" || *s < shape[dim]))
+        .collect();
     if strips.is_empty() || choice >= 95 {
         return (format!("[{}]", dims.join(", ")), rank);
     }

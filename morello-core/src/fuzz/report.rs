@@ -49,10 +49,12 @@ pub struct FuzzReport {
     pub failures: Vec<FailedCase>,
     /// Draws whose Spec has no implementation at its limits (drawn again).
     pub unimplementable: u64,
-    /// Draws whose search passed the deadline (drawn again).
-    pub over_deadline: u64,
+    /// Draws whose search went over its budget of Specs (drawn again).
+    pub over_budget: u64,
     /// The Specs of those draws.
-    pub over_deadline_specs: Vec<String>,
+    pub over_budget_specs: Vec<String>,
+    /// The budget.
+    pub max_specs: u64,
     /// Spec texts the parser refused (drawn again).
     pub refused_specs: u64,
     /// Wall time.
@@ -73,8 +75,9 @@ impl FuzzReport {
             counts: Counts::default(),
             failures: Vec::new(),
             unimplementable: 0,
-            over_deadline: 0,
-            over_deadline_specs: Vec::new(),
+            over_budget: 0,
+            over_budget_specs: Vec::new(),
+            max_specs: options.max_specs,
             refused_specs: 0,
             elapsed: Duration::ZERO,
             time: Time::default(),
@@ -105,16 +108,18 @@ impl FuzzReport {
         let _ = writeln!(s, "target {}, seed {}; built with: {}", self.target, self.seed, self.instruments.join(", "));
         if self.ran {
             let _ = writeln!(s, "every kernel was compiled and run on this CPU");
+        } else if self.missing_features.is_empty() {
+            let _ = writeln!(s, "kernels were compiled, not run (asked to compile only)");
         } else {
             let _ = writeln!(s, "kernels were compiled, not run: this CPU lacks {}", self.missing_features.join(", "));
         }
         let _ = writeln!(
             s,
-            "drawn again: {} Specs the parser refused, {} with no implementation at their limits, {} over the search deadline",
-            self.refused_specs, self.unimplementable, self.over_deadline
+            "drawn again: {} Specs the parser refused, {} with no implementation at their limits, {} over the search budget ({} Specs)",
+            self.refused_specs, self.unimplementable, self.over_budget, self.max_specs
         );
-        for spec in self.over_deadline_specs.iter().take(5) {
-            let _ = writeln!(s, "  over the deadline: {spec}");
+        for spec in self.over_budget_specs.iter().take(5) {
+            let _ = writeln!(s, "  over the budget: {spec}");
         }
         let _ = writeln!(
             s,

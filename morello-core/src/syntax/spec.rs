@@ -12,11 +12,9 @@ use crate::spec::{ComponentDecl, LogicalSpec, OperandDecl, Spec, SpecError};
 use crate::target::{Target, X86_AVX2};
 use crate::tensor::TensorSpecError;
 use proc_macro2::TokenStream;
-use std::fmt;
 use std::str::FromStr;
 use syn::parse::ParseStream;
 use syn::{Token, bracketed, parenthesized};
-use thiserror::Error;
 
 /// Parses a Spec: `Prim(shape, operands..., [serial])`, optionally followed by `, [limits]`, or
 /// the whole wrapped in parentheses with its limits (the paper's form).
@@ -265,21 +263,7 @@ fn check_explicit_shapes(logical: &LogicalSpec, what: &str, operands: &[OperandS
 }
 
 /// An error from parsing Spec text.
-#[derive(Clone, PartialEq, Eq, Debug, Error)]
-pub struct ParseSpecError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ParseSpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
+pub type ParseSpecError = super::ParseTextError;
 
 impl Spec {
     /// Parses Spec notation for `target`. `×` may be used in place of `x`.

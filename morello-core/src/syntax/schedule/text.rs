@@ -1,26 +1,10 @@
 //! Schedule text outside macros: parsing a string, with errors that name a line and column.
 
 use super::{Schedule, parse_schedule};
-use std::fmt;
 use std::str::FromStr;
-use thiserror::Error;
 
 /// An error from parsing schedule text.
-#[derive(Clone, PartialEq, Eq, Debug, Error)]
-pub struct ParseScheduleError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ParseScheduleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
+pub type ParseScheduleError = crate::syntax::ParseTextError;
 
 impl FromStr for Schedule {
     type Err = ParseScheduleError;
