@@ -58,7 +58,15 @@ pub struct Mismatch {
 pub fn evaluate(spec: &LogicalSpec, args: &mut [HostTensor]) -> Tolerances {
     assert_eq!(args.len(), spec.operands().len(), "one host tensor per operand");
     match spec.kind() {
-        SpecKind::Primitive(p) => (p.def().semantics)(*p, spec.shape(), args, None),
+        SpecKind::Primitive(p) => {
+            let mut tolerances = (p.def().semantics)(*p, spec.shape(), args, None);
+            for (tensor, tolerance) in args.iter().zip(&mut tolerances.0) {
+                if let Some(tolerance) = tolerance {
+                    exact_where_not_finite(tensor, tolerance);
+                }
+            }
+            tolerances
+        }
         SpecKind::Compose(components) => {
             let bindings = parameter_bindings(components);
             let mut carried: Option<(HostTensor, Vec<f64>)> = None;
@@ -78,7 +86,8 @@ pub fn evaluate(spec: &LogicalSpec, args: &mut [HostTensor]) -> Tolerances {
                     .collect();
                 let input_error = carried.as_ref().map(|(_, e)| e.as_slice());
                 let tolerances = (p.def().semantics)(p, &component.shape, &mut stage, input_error);
-                let error = tolerances.0[output].clone().expect("a stage writes its output");
+                let mut error = tolerances.0[output].clone().expect("a stage writes its output");
+                exact_where_not_finite(&stage[output], &mut error);
                 if c == 0 {
                     let last = args.len() - 1;
                     args[last] = stage.swap_remove(output);
@@ -88,6 +97,21 @@ pub fn evaluate(spec: &LogicalSpec, args: &mut [HostTensor]) -> Tolerances {
                 }
             }
             result
+        }
+    }
+}
+
+/// Sets the tolerance of every non-finite element of `tensor` to 0. An infinity or NaN is
+/// compared exactly anyway ([`Value::agrees_with`]), and a later Compose stage must not carry
+/// its infinite error bound into finite results: an exponential of −∞ is exactly 0, yet
+/// 0 × ∞ would make that element's tolerance NaN, which nothing agrees with.
+fn exact_where_not_finite(tensor: &HostTensor, tolerance: &mut [f64]) {
+    if !tensor.dtype().is_float() {
+        return;
+    }
+    for c in coordinates(tensor.shape()) {
+        if !tensor.get(&c).as_f64().is_finite() {
+            tolerance[tensor.buffer_offset(&c)] = 0.0;
         }
     }
 }

@@ -71,3 +71,20 @@ fn every_rewrite_prints_as_a_schedule_step_that_replays() {
         }
     }
 }
+
+/// `morello-db fuzz --target avx2 --seed 2026 --cases 10000`, case 2885 (also on portable): an
+/// attention-like Compose whose inner Matmul produced −∞ from an infinite input; the softmax
+/// stage turned that element's infinite error bound into a NaN tolerance for a finite result
+/// (expected -0.27022824, got -0.27022827, tolerance NaN). A bug of the reference's
+/// tolerances, not of the kernel.
+#[test]
+fn fuzz_avx2_seed_2026_case_2885() {
+    for target in [TargetId::X86Avx2, TargetId::Portable] {
+        replay(
+            "(Compose([Matmul(1×4×3×2), Softmax(1×4×3, scan=2) -> f32, Matmul(1×4×1×3) -> f32], (f32, GL), (f32, GL), (f32, GL), (f32, GL), serial), [64, 512, 32768, 1073741824])",
+            &[],
+            target,
+            3463431146807863772,
+        );
+    }
+}

@@ -184,15 +184,21 @@ pub fn load(path: &Path, target: &'static Target) -> (Database, LoadReport) {
     }
 }
 
-/// Adds `db`'s answers to the file at `path` (creating it, or replacing an unusable one),
-/// keeping answers already on disk, and leaves `db` holding the union.
+/// Adds `db`'s answers to the file at `path` (creating it, or replacing a corrupt or stale
+/// one), keeping answers already on disk, and leaves `db` holding the union. A file that
+/// exists but cannot be read is left alone and the read error returned.
 pub fn save(db: &mut Database, path: &Path) -> Result<(), DbFileError> {
     let io_err = |source| DbFileError::Io { path: path.to_owned(), source };
     let dir = directory(path);
     fs::create_dir_all(&dir).map_err(io_err)?;
     let _lock = lock_exclusive(path)?;
     remove_stale_temporaries(path);
-    let (mut merged, _) = load(path, db.target);
+    let (mut merged, report) = load(path, db.target);
+    // A file that could not be read (as opposed to one that is corrupt or stale) may hold
+    // other builds' answers: fail rather than replace it with ours alone.
+    if let LoadReport::Rebuilt(error @ DbFileError::Io { .. }) = report {
+        return Err(error);
+    }
     merged.absorb(db);
     let bytes = encode(&merged);
     let tmp = temporary_path(path);

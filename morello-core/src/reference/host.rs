@@ -261,6 +261,20 @@ mod tests {
     use super::*;
     use crate::level::Level;
 
+    #[test]
+    fn nan_and_infinities_agree_only_with_themselves() {
+        let (nan, inf) = (Value::Float(f64::NAN), Value::Float(f64::INFINITY));
+        // An infinite or NaN tolerance (from infinite inputs) does not let anything through.
+        assert!(nan.agrees_with(&nan, 0.0));
+        assert!(!nan.agrees_with(&Value::Float(1.0), f64::INFINITY));
+        assert!(!Value::Float(1.0).agrees_with(&nan, f64::INFINITY));
+        assert!(inf.agrees_with(&inf, f64::NAN));
+        assert!(!inf.agrees_with(&Value::Float(f64::NEG_INFINITY), f64::INFINITY));
+        assert!(!inf.agrees_with(&Value::Float(3.0e38), f64::INFINITY));
+        assert!(!Value::Float(2.0).agrees_with(&Value::Float(1.0), f64::NAN));
+        assert!(Value::Float(1.0).agrees_with(&Value::Float(1.0 + 1e-9), 1e-6));
+    }
+
     fn spec(shape: &[u32], dtype: Dtype, layout: Layout) -> TensorSpec {
         TensorSpec::new(shape.into(), dtype, Level::GL, layout, None, &crate::target::X86_AVX2).unwrap()
     }
