@@ -5,6 +5,8 @@
 //!
 //! * Integers wrap modulo 2^bits of the output dtype (as the generated C does, which computes
 //!   integer multiply-adds in unsigned arithmetic). Max of integers and all copies are exact.
+//! * Maxima skip NaNs and start from the lowest value (−∞ for floats), as the rewrite of Max
+//!   into an initialization and MaxAccum does: a row of NaNs has the maximum −∞.
 //! * Floats are computed in f64 and rounded once to the output dtype; bf16 rounds to nearest
 //!   even. Kernels compute in the output dtype, in any order, possibly with fused multiply-adds
 //!   and approximate `exp`, so every float output element carries an absolute tolerance:

@@ -88,3 +88,19 @@ fn fuzz_avx2_seed_2026_case_2885() {
         );
     }
 }
+
+/// `morello-db fuzz --seed 2026 --cases 10000`, case 6525 on avx2 and avx512: a Max over a
+/// dimension of size 1 whose input held a NaN. Kernels compute Max as an initialization to −∞
+/// and MaxAccum, which skips NaNs, and wrote −∞; the reference started from the first value
+/// and expected NaN. The reference now starts from −∞ as the rewrite does.
+#[test]
+fn fuzz_avx2_seed_2026_case_6525() {
+    for target in [TargetId::X86Avx2, TargetId::X86Avx512, TargetId::Portable] {
+        replay(
+            "(Max(1×1×2×7, dim=1, (f32, GL), (f32, GL), serial), [64, 512, 32768, 1073741824])",
+            &[],
+            target,
+            10637780820382708258,
+        );
+    }
+}

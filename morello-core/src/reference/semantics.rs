@@ -139,10 +139,16 @@ pub fn divide(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error:
     written(args.len(), &[(0, tol)])
 }
 
-/// Max and MaxAccum: exact (the result is one of the inputs, or the previous value).
+/// Max and MaxAccum: exact (the result is one of the inputs, or the previous value). A value
+/// replaces the current maximum if it is larger or the current one is NaN, so NaNs are
+/// skipped. Max starts from the dtype's lowest value, as its rewrite into an initialization
+/// and MaxAccum (`to_accum`) does: a row of NaNs has the maximum −∞.
 pub fn max(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Option<&[f64]>) -> Tolerances {
     let in_shape = args[0].shape().to_vec();
-    let mut seen: Vec<bool> = vec![p.is_accumulating(); args[1].element_count()];
+    if !p.is_accumulating() {
+        let dtype = args[1].dtype();
+        args[1].fill(if dtype.is_float() { Value::Float(f64::NEG_INFINITY) } else { dtype.lowest() });
+    }
     let mut tol = zeros(&args[1]);
     for c in coordinates(shape) {
         let (i, o) = (operand_coord(p, 0, &c), operand_coord(p, 1, &c));
@@ -153,10 +159,9 @@ pub fn max(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Op
             (Value::Float(a), Value::Float(b)) => a > b || b.is_nan(),
             (a, b) => a.as_i64() > b.as_i64(),
         };
-        if !seen[at] || bigger {
+        if bigger {
             args[1].set(&o, x);
         }
-        seen[at] = true;
         if let Some(err) = input_error {
             tol[at] = tol[at].max(2.0 * err[linear(&in_shape, &i)]);
         }
