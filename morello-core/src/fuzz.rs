@@ -296,7 +296,11 @@ fn prepare(
             Ok(run) => run,
             Err(panic) => return Err(fail(Failure::Compiler { detail: format!("the reference panicked: {panic}") })),
         };
-        report.count(&drawn.labels);
+        let mut labels = drawn.labels.clone();
+        if kernel.parallel {
+            labels.features.push("parallel loops");
+        }
+        report.count(&labels);
         return Ok(Ready { index, text, kernel, spec: imp.spec.clone(), args, expected, tolerances });
     }
 }

@@ -72,7 +72,8 @@ pub struct Labels {
     /// Levels of the operands, deduplicated and sorted.
     pub levels: Vec<&'static str>,
     /// Whether an operand declares its contiguity, the limits are below the target's, the
-    /// Spec may run in parallel, and it has a hand schedule.
+    /// Spec may run in parallel, it has a hand schedule, and (added once synthesized) whether
+    /// its kernel has parallel loops.
     pub features: Vec<&'static str>,
 }
 
