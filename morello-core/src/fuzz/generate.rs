@@ -118,10 +118,19 @@ pub fn draw(rng: &mut FuzzRng, target: &'static Target, stats: &mut DrawStats) -
 /// Up to three random rewrites the search could apply, each at the schedule's default Spec.
 fn random_schedule(rng: &mut FuzzRng, mut partial: PartialImpl, target: &'static Target) -> (PartialImpl, Vec<String>) {
     let mut steps = Vec::new();
-    let wanted = if rng.chance(40) { 0 } else { 1 + rng.below(3) };
+    // The search rarely parallelizes Specs this small; start half of the Specs that may run in
+    // parallel with a parallel tile, so that parallel loops (and ThreadSanitizer) get cases.
+    let parallel_first = !partial.root().spec.logical().serial() && rng.chance(50);
+    let wanted = if !parallel_first && rng.chance(40) { 0 } else { 1 + rng.below(3) };
     for _ in 0..wanted {
         let Ok(at) = partial.default_spec() else { break };
         let mut options: Vec<Action> = actions(at, target);
+        if parallel_first
+            && steps.is_empty()
+            && options.iter().any(|a| matches!(a, Action::Tile { parallel: true, .. }))
+        {
+            options.retain(|a| matches!(a, Action::Tile { parallel: true, .. }));
+        }
         // Choosing a microkernel ends the schedule; leave that to the search more often.
         if options.len() > 1 && !rng.chance(15) {
             options.retain(|a| !matches!(a, Action::Select(_)));
