@@ -118,18 +118,28 @@ pub fn draw(rng: &mut FuzzRng, target: &'static Target, stats: &mut DrawStats) -
 /// Up to three random rewrites the search could apply, each at the schedule's default Spec.
 fn random_schedule(rng: &mut FuzzRng, mut partial: PartialImpl, target: &'static Target) -> (PartialImpl, Vec<String>) {
     let mut steps = Vec::new();
-    // The search rarely parallelizes Specs this small; start half of the Specs that may run in
+    // The search never parallelizes Specs this small; start half of the Specs that may run in
     // parallel with a parallel tile, so that parallel loops (and ThreadSanitizer) get cases.
     let parallel_first = !partial.root().spec.logical().serial() && rng.chance(50);
     let wanted = if !parallel_first && rng.chance(40) { 0 } else { 1 + rng.below(3) };
     for _ in 0..wanted {
         let Ok(at) = partial.default_spec() else { break };
         let mut options: Vec<Action> = actions(at, target);
-        if parallel_first
-            && steps.is_empty()
-            && options.iter().any(|a| matches!(a, Action::Tile { parallel: true, .. }))
-        {
-            options.retain(|a| matches!(a, Action::Tile { parallel: true, .. }));
+        if parallel_first && steps.is_empty() {
+            // The search offers only a cache fill for a Spec that fits in L1: halve one
+            // dimension in a parallel loop instead, where the rewrite allows it.
+            let halves: Vec<Action> = (0..at.shape().len())
+                .filter(|&d| at.shape()[d] > 1)
+                .map(|d| {
+                    let mut tile: Vec<u32> = at.shape().to_vec();
+                    tile[d] = tile[d].div_ceil(2);
+                    Action::Tile { tile: tile.as_slice().into(), parallel: true }
+                })
+                .filter(|a| a.apply(at, target).is_ok())
+                .collect();
+            if !halves.is_empty() {
+                options = halves;
+            }
         }
         // Choosing a microkernel ends the schedule; leave that to the search more often.
         if options.len() > 1 && !rng.chance(15) {
