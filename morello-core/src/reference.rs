@@ -27,6 +27,7 @@ mod host;
 pub mod semantics;
 mod softmax;
 
+pub(crate) use host::splitmix64;
 pub use host::{Element, HostTensor, Value};
 
 use crate::shape::coordinates;

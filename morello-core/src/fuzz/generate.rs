@@ -330,12 +330,10 @@ fn compose_text(rng: &mut FuzzRng, target: &Target, contiguity: &mut bool) -> (S
 /// Memory limits at or below the target's: each level's capacity, or a power of two a few
 /// times smaller.
 fn limits_text(rng: &mut FuzzRng, target: &Target) -> String {
-    let max = target.max_limits();
-    let text = max.to_string();
-    let values: Vec<u64> = text
-        .trim_matches(|c| c == '[' || c == ']')
-        .split(", ")
-        .map(|v| v.parse::<u64>().unwrap_or(0))
+    let values: Vec<u64> = target
+        .max_limits()
+        .bytes()
+        .into_iter()
         .map(|capacity| {
             let shift = rng.below(4);
             if shift == 0 || capacity == 0 {

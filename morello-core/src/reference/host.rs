@@ -211,7 +211,9 @@ impl HostTensor {
     }
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
+/// The next value of the splitmix64 generator with `state` (shared with the fuzzer's random
+/// numbers).
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
