@@ -20,7 +20,7 @@ use morello_core::spec::Spec;
 use morello_core::target::X86_AVX2;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -230,20 +230,37 @@ fn spawn(role: Role, path: &Path) -> Child {
         .unwrap()
 }
 
-/// Waits for a helper told to stop; fails if it failed or takes over `limit`.
-fn finish(mut child: Child, name: &str, limit: Duration) -> String {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("the {name} did not stop");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+/// A helper that runs until told to stop. Its output is read from the start, on a thread of
+/// its own: a helper that waits for the lock says so on stderr at every save, and a pipe
+/// nobody drains would fill and block it.
+struct Background {
+    pid: u32,
+    output: mpsc::Receiver<std::io::Result<Output>>,
+}
+
+impl Background {
+    fn spawn(role: Role, path: &Path) -> Background {
+        let child = spawn(role, path);
+        let pid = child.id();
+        let (send, output) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = send.send(child.wait_with_output());
+        });
+        Background { pid, output }
     }
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the {name} failed:\n{stdout}{stderr}");
-    stdout.into_owned()
+
+    /// Waits for the helper, told to stop; fails if it failed or takes over `limit`.
+    /// Returns its stdout.
+    fn finish(self, name: &str, limit: Duration) -> String {
+        let Ok(out) = self.output.recv_timeout(limit) else {
+            let _ = Command::new("kill").args(["-KILL", &self.pid.to_string()]).status();
+            panic!("the {name} did not stop within {limit:?}");
+        };
+        let out = out.unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "the {name} failed:\n{stdout}{stderr}");
+        stdout.into_owned()
+    }
 }
 
 /// What a helper printed from `prefix` to the end of that line (libtest may have started the
@@ -298,8 +315,8 @@ fn killed_writers_never_leave_wrong_answers() {
     let refs = references(&[victims.clone(), steady_specs()].concat());
 
     let stop = StopOnDrop(stop_file(&path));
-    let reader = spawn(Role::Reader, &path);
-    let steady = spawn(Role::Steady, &path);
+    let reader = Background::spawn(Role::Reader, &path);
+    let steady = Background::spawn(Role::Steady, &path);
     let mut rng = Rng(SEED);
     let mut tally = KillTally::default();
     let mut saved_by_victims = vec![false; victims.len()];
@@ -348,8 +365,8 @@ fn killed_writers_never_leave_wrong_answers() {
     }
 
     drop(stop);
-    let reader_log = finish(reader, "reader", Duration::from_secs(30));
-    let steady_log = finish(steady, "steady writer", Duration::from_secs(30));
+    let reader_log = reader.finish("reader", Duration::from_secs(30));
+    let steady_log = steady.finish("steady writer", Duration::from_secs(30));
     let db = save_within(Database::new(&X86_AVX2), &path, Duration::from_secs(20));
     let answered = check_answers(&db, &refs, "at the end");
     for spec in steady_specs() {
