@@ -61,6 +61,7 @@
 // The crate example is a whole `build.rs`, so its `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 
+pub mod bench_command;
 pub mod database;
 pub mod fuzz_command;
 pub mod precompute;

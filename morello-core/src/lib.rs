@@ -29,6 +29,7 @@ pub mod schedule;
 pub mod search;
 pub mod shape;
 pub mod spec;
+pub mod suite;
 pub mod symbol;
 pub mod syntax;
 pub mod target;

@@ -1,19 +1,22 @@
-//! The narrowed search space (`SearchSpace::FixedOutputLayouts`): the search within it finds
-//! the optimum of that space, which exhaustive search over the same space confirms, at the top
-//! and in every memo box; its implementations never relayout an output within global memory,
-//! cost no less than the full space's optimum, and compute what the Spec says.
+//! The narrowed search spaces (`SearchSpace::FixedOutputLayouts` and `SearchSpace::Fast`): the
+//! search within each finds the optimum of that space, which exhaustive search over the same
+//! space confirms, at the top and in every memo box; their implementations never relayout an
+//! output within global memory, cost no less than the full space's optimum, and compute what
+//! the Spec says. Each leaves out exactly the rewrites it says it does.
 
 mod common;
 
 use common::limits::sampled_boxes;
 use morello_core::cost::impl_cost;
+use morello_core::dtype::Dtype;
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::level::Level;
+use morello_core::rewrite::Action;
 use morello_core::search::{SearchSpace, Synthesizer, actions, exhaustive};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, X86_AVX2, X86_AVX512};
 
-const NARROWED: SearchSpace = SearchSpace::FixedOutputLayouts;
+const NARROWED: [SearchSpace; 2] = [SearchSpace::FixedOutputLayouts, SearchSpace::Fast];
 
 /// Small Specs with operands in global memory, where output relayouts are candidates.
 const SPECS: &[&str] = &[
@@ -43,18 +46,18 @@ fn relayouts_an_output_in_gl(imp: &Impl) -> bool {
     found
 }
 
-/// The narrowed synthesizer's implementation of `spec`, checked against exhaustive search of
-/// the narrowed space and the full optimum; with the number of Specs each space searched.
-fn solve_narrowed(spec: &Spec, target: &'static Target) -> (Impl, u64, u64) {
+/// The implementation of `spec` in `space`, checked against exhaustive search of that space and
+/// the full optimum; with the number of Specs each space searched.
+fn solve_narrowed(spec: &Spec, target: &'static Target, space: SearchSpace) -> (Impl, u64, u64) {
     let mut synth = Synthesizer::new(target);
-    synth.set_search_space(NARROWED);
+    synth.set_search_space(space);
     let imp = synth.synthesize(spec).expect("satisfiable in the narrowed space");
     let cost = impl_cost(&imp, target).expect("complete");
     assert_eq!(Some(cost), synth.optimal_cost(spec), "{spec}: the claimed cost is the real one");
     assert_eq!(
-        exhaustive::optimal_cost_in(spec, target, NARROWED).map(|c| c.main),
+        exhaustive::optimal_cost_in(spec, target, space).map(|c| c.main),
         Some(cost.main),
-        "{spec}: exhaustive search of the narrowed space disagrees"
+        "{spec}: exhaustive search of the {space} space disagrees"
     );
     let mut full = Synthesizer::new(target);
     let optimum = full.optimal_cost(spec).expect("satisfiable").main;
@@ -65,18 +68,20 @@ fn solve_narrowed(spec: &Spec, target: &'static Target) -> (Impl, u64, u64) {
 
 #[test]
 fn the_narrowed_search_finds_the_optimum_of_its_space() {
-    let mut narrower = 0;
-    for base in [&X86_AVX2, &X86_AVX512] {
-        let target = small_l1(base);
-        for text in SPECS {
-            let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
-            let (imp, narrowed, full) = solve_narrowed(&spec, target);
-            narrower += usize::from(narrowed < full);
-            common::check_impl(&imp, target);
+    for space in NARROWED {
+        let mut narrower = 0;
+        for base in [&X86_AVX2, &X86_AVX512] {
+            let target = small_l1(base);
+            for text in SPECS {
+                let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
+                let (imp, narrowed, full) = solve_narrowed(&spec, target, space);
+                narrower += usize::from(narrowed < full);
+                common::check_impl(&imp, target);
+            }
         }
+        // The checks above cannot fail if the narrowing leaves nothing out.
+        assert!(narrower > 0, "the {space} space searched as many Specs as the full one everywhere");
     }
-    // The checks above cannot fail if the narrowing leaves nothing out.
-    assert!(narrower > 0, "the narrowed space searched as many Specs as the full one everywhere");
 }
 
 #[test]
@@ -90,7 +95,7 @@ fn the_left_out_rewrites_are_exactly_the_output_relayouts_in_gl() {
         let spec = Spec::parse_for(text, target).unwrap();
         for action in actions(&spec, target) {
             let Ok(node) = action.apply(&spec, target) else { continue };
-            let allowed = NARROWED.allows(&spec, &action);
+            let allowed = SearchSpace::FixedOutputLayouts.allows(&spec, &action, target);
             let applied = Impl { spec: spec.clone(), node };
             assert_eq!(relayouts_an_output_in_gl(&applied), !allowed, "{action} on {spec}");
             left_out += usize::from(!allowed);
@@ -99,22 +104,66 @@ fn the_left_out_rewrites_are_exactly_the_output_relayouts_in_gl() {
     assert!(left_out > 0, "no rewrite of these Specs is left out");
 }
 
+/// Whether the fast space leaves out the move `applied` makes, judged from the buffer it
+/// allocates: an output moved into global memory, or into L1 in another layout or dtype than
+/// its own, or an input relaid out with strips narrower than the widest vector (bf16 pairs
+/// aside).
+fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
+    let ImplNode::Alloc(alloc) = &applied.node else { return false };
+    let (source, moved) = (applied.spec.operand(alloc.operand), &alloc.tensor);
+    let widest = target.vector_lanes(moved.dtype().size_bytes()).max().unwrap_or(1);
+    let writes = applied.spec.logical().direction(alloc.operand).writes();
+    let same_layout = moved.layout().dims() == source.layout().dims();
+    let narrow = |strip: u32| strip < widest && !(moved.dtype() == Dtype::Bf16 && strip == 2);
+    match moved.level() {
+        Level::GL if writes => true,
+        Level::L1 if writes => !same_layout || moved.dtype() != source.dtype(),
+        Level::L1 | Level::GL => !same_layout && moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_fast_space_leaves_out_output_relayouts_and_narrow_strips() {
+    // (inputs, outputs) left out
+    let mut left_out = [0; 2];
+    let bf16 = "(Matmul(1x4x8x8, (bf16, GL), (bf16, GL), (f32, GL)), [16, 512, 256, 4096])";
+    for base in [&X86_AVX2, &X86_AVX512] {
+        let target = small_l1(base);
+        for text in SPECS.iter().chain([&bf16]) {
+            let spec = Spec::parse_for(text, target).unwrap();
+            for action in actions(&spec, target) {
+                let Ok(node) = action.apply(&spec, target) else { continue };
+                let allowed = SearchSpace::Fast.allows(&spec, &action, target);
+                let applied = Impl { spec: spec.clone(), node };
+                assert_eq!(fast_space_leaves_out(&applied, target), !allowed, "{action} on {spec}");
+                if let (false, Action::Move { operand, .. }) = (allowed, &action) {
+                    left_out[usize::from(spec.logical().direction(*operand).writes())] += 1;
+                }
+            }
+        }
+    }
+    assert!(left_out.iter().all(|&n| n > 0), "left out (inputs, outputs): {left_out:?}");
+}
+
 #[test]
 fn every_memo_box_holds_the_optimum_of_the_narrowed_space() {
     let target = small_l1(&X86_AVX2);
-    let mut synth = Synthesizer::new(target);
-    synth.set_search_space(NARROWED);
-    for text in SPECS {
-        synth.optimal_cost(&Spec::parse_for(text, target).unwrap());
+    for space in NARROWED {
+        let mut synth = Synthesizer::new(target);
+        synth.set_search_space(space);
+        for text in SPECS {
+            synth.optimal_cost(&Spec::parse_for(text, target).unwrap());
+        }
+        let mut implemented = 0;
+        for (spec, entry) in sampled_boxes(&synth, target, 0x2545_f491_4f6c_dd1d) {
+            let claimed = entry.decision.as_ref().map(|d| d.cost.main);
+            let optimum = exhaustive::optimal_cost_in(&spec, target, space).map(|c| c.main);
+            assert_eq!(claimed, optimum, "{space}: the box [{}, {}] of {spec}", entry.lower, entry.upper);
+            implemented += usize::from(claimed.is_some());
+        }
+        assert!(implemented >= 50, "{space}: only {implemented} sampled boxes hold an implementation");
     }
-    let mut implemented = 0;
-    for (spec, entry) in sampled_boxes(&synth, target, 0x2545_f491_4f6c_dd1d) {
-        let claimed = entry.decision.as_ref().map(|d| d.cost.main);
-        let optimum = exhaustive::optimal_cost_in(&spec, target, NARROWED).map(|c| c.main);
-        assert_eq!(claimed, optimum, "the box [{}, {}] of {spec}", entry.lower, entry.upper);
-        implemented += usize::from(claimed.is_some());
-    }
-    assert!(implemented >= 50, "only {implemented} sampled boxes hold an implementation");
 }
 
 #[test]
@@ -122,5 +171,5 @@ fn every_memo_box_holds_the_optimum_of_the_narrowed_space() {
 fn the_space_cannot_change_after_a_search() {
     let mut synth = Synthesizer::new(&X86_AVX2);
     synth.optimal_cost(&"Matmul(1x2x2x2, (f32, GL), (f32, GL), (f32, GL))".parse().unwrap());
-    synth.set_search_space(NARROWED);
+    synth.set_search_space(SearchSpace::Fast);
 }

@@ -5,7 +5,14 @@
 //! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
+//! morello-db bench [--target avx2] [--space fast] [--threads N] [--limit SECS] [--exact-limit SECS] [--only TEXT]
 //! ```
+//!
+//! `bench` is the synthesis benchmark: every Spec of `morello_core::suite` searched cold, each
+//! in a fresh process with an empty database, in the search space build scripts use by default
+//! (`--space` for another), then one table of time, Specs searched, peak memory, cost, the gap
+//! to the exact optimum (with `--exact-limit SECS`: the full space searched too, for at most
+//! that long), and the time to answer the query again from the saved database.
 //!
 //! `fuzz` checks random Specs and partial schedules end to end (synthesis, C from gcc and
 //! clang, the reference evaluator; see `morello_core::fuzz`), prints every failure reduced and
@@ -55,7 +62,8 @@ const USAGE: &str = "usage:
   morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
   morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]
-  morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]";
+  morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
+  morello-db bench [--target <avx2|avx512>] [--space <fast|full|fixed-output-layouts>] [--threads N] [--limit SECS] [--exact-limit SECS] [--only TEXT]";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
@@ -69,6 +77,12 @@ fn main() -> ExitCode {
 
 fn run(args: Vec<String>) -> Result<(), String> {
     let (command, options) = args.split_first().ok_or_else(|| USAGE.to_owned())?;
+    if command == "bench" {
+        return morello_build::bench_command::run(options);
+    }
+    if command == "bench-one" {
+        return morello_build::bench_command::run_one(options);
+    }
     if command == "fuzz" {
         return match morello_build::fuzz_command::run(options)? {
             true => Ok(()),

@@ -24,6 +24,8 @@
 //! `morello-build`).
 
 use super::actions;
+use crate::dtype::Dtype;
+use crate::layout::Layout;
 use crate::level::Level;
 use crate::rewrite::Action;
 use crate::spec::Spec;
@@ -40,17 +42,23 @@ pub enum SearchSpace {
     /// No relayouts of outputs within global memory: an output held there is written in
     /// place, never through a repacked copy in global memory.
     FixedOutputLayouts,
+    /// The space build scripts search by default: [`SearchSpace::FixedOutputLayouts`], and
+    /// further, an output moves into L1 only by a cache fill (in its own layout), and inputs
+    /// are packed into strips of the widest vector only (or into the panels and bf16 pairs
+    /// [`super::actions`] also offers). See the module's documentation.
+    Fast,
 }
 
 impl SearchSpace {
     /// Every search space, the default first.
-    pub const ALL: [SearchSpace; 2] = [SearchSpace::Full, SearchSpace::FixedOutputLayouts];
+    pub const ALL: [SearchSpace; 3] = [SearchSpace::Full, SearchSpace::FixedOutputLayouts, SearchSpace::Fast];
 
     /// The name used in environment variables, command-line options and file names.
     pub fn name(self) -> &'static str {
         match self {
             SearchSpace::Full => "full",
             SearchSpace::FixedOutputLayouts => "fixed-output-layouts",
+            SearchSpace::Fast => "fast",
         }
     }
 
@@ -64,20 +72,37 @@ impl SearchSpace {
     pub fn actions(self, spec: &Spec, target: &Target) -> Vec<Action> {
         let mut all = actions(spec, target);
         if !self.is_full() {
-            all.retain(|action| self.allows(spec, action));
+            all.retain(|action| self.allows(spec, action, target));
         }
         all
     }
 
-    /// Whether the search considers `action` for `spec`.
-    pub fn allows(self, spec: &Spec, action: &Action) -> bool {
-        match (self, action) {
-            (SearchSpace::FixedOutputLayouts, Action::Move { operand, level: Level::GL, .. }) => {
-                !spec.logical().direction(*operand).writes()
+    /// Whether the search considers `action` for `spec` on `target`.
+    pub fn allows(self, spec: &Spec, action: &Action, target: &Target) -> bool {
+        let Action::Move { operand, level, layout, dtype, .. } = action else { return true };
+        let source = spec.operand(*operand);
+        let writes = spec.logical().direction(*operand).writes();
+        match (self, level) {
+            (SearchSpace::Full, _) | (_, Level::RF | Level::VRF) => true,
+            (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
+            (SearchSpace::FixedOutputLayouts, Level::L1) => true,
+            (SearchSpace::Fast, _) => {
+                let same_layout = layout.dims() == source.layout().dims();
+                match (level, writes) {
+                    (Level::GL, true) => false,
+                    (_, true) => same_layout && *dtype == source.dtype(),
+                    (_, false) => same_layout || strips_are_widest(layout, *dtype, target),
+                }
             }
-            _ => true,
         }
     }
+}
+
+/// Whether every packed strip of `layout` is as wide as the widest vector register holds of
+/// `dtype`, or wider (the panels of copies into global memory), or a bf16 pair.
+fn strips_are_widest(layout: &Layout, dtype: Dtype, target: &Target) -> bool {
+    let widest = target.vector_lanes(dtype.size_bytes()).max().unwrap_or(1);
+    layout.dims().iter().filter_map(|d| d.strip()).all(|strip| strip >= widest || dtype == Dtype::Bf16 && strip == 2)
 }
 
 impl fmt::Display for SearchSpace {
@@ -88,7 +113,7 @@ impl fmt::Display for SearchSpace {
 
 /// A search space name that is not one of [`SearchSpace::ALL`].
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-#[error("`{text}` is not a search space; expected one of: full, fixed-output-layouts")]
+#[error("`{text}` is not a search space; expected one of: full, fixed-output-layouts, fast")]
 pub struct ParseSearchSpaceError {
     text: String,
 }
@@ -121,8 +146,8 @@ mod tests {
         for bad in ["", "Full", "fixed", "fixed-output-layouts,full"] {
             assert!(bad.parse::<SearchSpace>().is_err(), "{bad:?}");
         }
-        let message = "fast".parse::<SearchSpace>().unwrap_err().to_string();
-        assert!(message.contains("`fast`") && message.contains("fixed-output-layouts"), "{message}");
+        let message = "quick".parse::<SearchSpace>().unwrap_err().to_string();
+        assert!(message.contains("`quick`") && message.contains("fixed-output-layouts"), "{message}");
     }
 
     #[test]
@@ -130,8 +155,10 @@ mod tests {
         // Not held in L1 (`crate::residency`), so it has every rewrite.
         let spec: Spec = "Matmul(1x128x128x128, (f32, GL), (f32, GL), (f32, GL), serial)".parse().unwrap();
         let all = actions(&spec, &X86_AVX512);
-        let kept: Vec<&Action> = all.iter().filter(|a| SearchSpace::FixedOutputLayouts.allows(&spec, a)).collect();
-        let left_out: Vec<&Action> = all.iter().filter(|a| !SearchSpace::FixedOutputLayouts.allows(&spec, a)).collect();
+        let kept: Vec<&Action> =
+            all.iter().filter(|a| SearchSpace::FixedOutputLayouts.allows(&spec, a, &X86_AVX512)).collect();
+        let left_out: Vec<&Action> =
+            all.iter().filter(|a| !SearchSpace::FixedOutputLayouts.allows(&spec, a, &X86_AVX512)).collect();
         assert!(!left_out.is_empty());
         for action in &left_out {
             assert!(matches!(action, Action::Move { operand: 2, level: Level::GL, .. }), "{action:?}");
@@ -140,6 +167,6 @@ mod tests {
             kept.iter().any(|a| matches!(a, Action::Move { operand: o, level: Level::GL, .. } if *o == operand))
         };
         assert!(moved_in_gl(0) && moved_in_gl(1) && !moved_in_gl(2));
-        assert!(all.iter().all(|a| SearchSpace::Full.allows(&spec, a)));
+        assert!(all.iter().all(|a| SearchSpace::Full.allows(&spec, a, &X86_AVX512)));
     }
 }
