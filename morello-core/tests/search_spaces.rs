@@ -15,6 +15,7 @@ use morello_core::rewrite::Action;
 use morello_core::search::{SearchSpace, Synthesizer, actions, exhaustive};
 use morello_core::spec::Spec;
 use morello_core::target::{Target, X86_AVX2, X86_AVX512};
+use morello_core::tensor::TensorSpec;
 
 const NARROWED: [SearchSpace; 2] = [SearchSpace::FixedOutputLayouts, SearchSpace::Fast];
 
@@ -104,10 +105,17 @@ fn the_left_out_rewrites_are_exactly_the_output_relayouts_in_gl() {
     assert!(left_out > 0, "no rewrite of these Specs is left out");
 }
 
+/// The logical dimensions longer than 1 of `tensor`, outermost first, packed strips aside.
+fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
+    let dims = tensor.layout().dims().iter().filter(|d| d.strip().is_none());
+    dims.map(|d| d.logical).filter(|&d| tensor.shape()[usize::from(d)] > 1).collect()
+}
+
 /// Whether the fast space leaves out the move `applied` makes, judged from the buffer it
 /// allocates: an output moved into global memory, or into L1 in another layout or dtype than
-/// its own, or an input relaid out with strips narrower than the widest vector (bf16 pairs
-/// aside).
+/// its own; an input relaid out with strips narrower than the widest vector (bf16 pairs
+/// aside); a relayout into memory or vector registers that reorders more than the innermost
+/// two dimensions.
 fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     let ImplNode::Alloc(alloc) = &applied.node else { return false };
     let (source, moved) = (applied.spec.operand(alloc.operand), &alloc.tensor);
@@ -115,11 +123,20 @@ fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     let writes = applied.spec.logical().direction(alloc.operand).writes();
     let same_layout = moved.layout().dims() == source.layout().dims();
     let narrow = |strip: u32| strip < widest && !(moved.dtype() == Dtype::Bf16 && strip == 2);
+    let (from, to) = (dimension_order(source), dimension_order(moved));
+    let reordered = to != from && {
+        let n = from.len();
+        // Only the innermost two may swap: everything else stays where it was.
+        n < 2 || to[..n - 2] != from[..n - 2] || to[n - 2..] != [from[n - 1], from[n - 2]]
+    };
     match moved.level() {
         Level::GL if writes => true,
         Level::L1 if writes => !same_layout || moved.dtype() != source.dtype(),
-        Level::L1 | Level::GL => !same_layout && moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow),
-        _ => false,
+        Level::L1 | Level::GL => {
+            !same_layout && (reordered || moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow))
+        }
+        Level::VRF => reordered,
+        Level::RF => false,
     }
 }
 
@@ -128,9 +145,10 @@ fn the_fast_space_leaves_out_output_relayouts_and_narrow_strips() {
     // (inputs, outputs) left out
     let mut left_out = [0; 2];
     let bf16 = "(Matmul(1x4x8x8, (bf16, GL), (bf16, GL), (f32, GL)), [16, 512, 256, 4096])";
+    let batched = "(Matmul(2x2x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])";
     for base in [&X86_AVX2, &X86_AVX512] {
         let target = small_l1(base);
-        for text in SPECS.iter().chain([&bf16]) {
+        for text in SPECS.iter().chain([&bf16, &batched]) {
             let spec = Spec::parse_for(text, target).unwrap();
             for action in actions(&spec, target) {
                 let Ok(node) = action.apply(&spec, target) else { continue };

@@ -25,11 +25,13 @@
 
 use super::actions;
 use crate::dtype::Dtype;
-use crate::layout::Layout;
+use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
 use crate::rewrite::Action;
 use crate::spec::Spec;
 use crate::target::Target;
+use crate::tensor::TensorSpec;
+use smallvec::SmallVec;
 use std::fmt;
 use std::str::FromStr;
 
@@ -43,9 +45,11 @@ pub enum SearchSpace {
     /// place, never through a repacked copy in global memory.
     FixedOutputLayouts,
     /// The space build scripts search by default: [`SearchSpace::FixedOutputLayouts`], and
-    /// further, an output moves into L1 only by a cache fill (in its own layout), and inputs
-    /// are packed into strips of the widest vector only (or into the panels and bf16 pairs
-    /// [`super::actions`] also offers). See the module's documentation.
+    /// further, an output moves into L1 only by a cache fill (in its own layout); inputs are
+    /// packed into strips of the widest vector only (or into the panels and bf16 pairs
+    /// [`super::actions`] also offers); and a relayout (into L1, global memory or vector
+    /// registers) keeps the order of the source's dimensions but may swap the innermost two.
+    /// See the module's documentation.
     Fast,
 }
 
@@ -83,18 +87,42 @@ impl SearchSpace {
         let source = spec.operand(*operand);
         let writes = spec.logical().direction(*operand).writes();
         match (self, level) {
-            (SearchSpace::Full, _) | (_, Level::RF | Level::VRF) => true,
+            (SearchSpace::Full, _) | (SearchSpace::FixedOutputLayouts, Level::RF | Level::VRF | Level::L1) => true,
             (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
-            (SearchSpace::FixedOutputLayouts, Level::L1) => true,
-            (SearchSpace::Fast, _) => {
+            (SearchSpace::Fast, Level::RF) => true,
+            (SearchSpace::Fast, Level::VRF) => keeps_dimension_order(source, layout),
+            (SearchSpace::Fast, Level::L1 | Level::GL) => {
                 let same_layout = layout.dims() == source.layout().dims();
                 match (level, writes) {
                     (Level::GL, true) => false,
                     (_, true) => same_layout && *dtype == source.dtype(),
-                    (_, false) => same_layout || strips_are_widest(layout, *dtype, target),
+                    (_, false) => {
+                        same_layout
+                            || strips_are_widest(layout, *dtype, target) && keeps_dimension_order(source, layout)
+                    }
                 }
             }
         }
+    }
+}
+
+/// Whether `layout` orders the dimensions of `source` longer than 1 as `source` does, or
+/// with the innermost two swapped (a matrix transposed), packed strips aside. Other orders
+/// move an outer dimension (a batch, a convolution's channels or image rows) inward.
+fn keeps_dimension_order(source: &TensorSpec, layout: &Layout) -> bool {
+    let order = |l: &Layout| -> SmallVec<[u8; 6]> {
+        let long = |d: &&PhysDim| d.strip().is_none() && source.shape()[usize::from(d.logical)] > 1;
+        l.dims().iter().filter(long).map(|d| d.logical).collect()
+    };
+    let (from, to) = (order(source.layout()), order(layout));
+    if to == from {
+        return true;
+    }
+    let mut transposed = from;
+    let n = transposed.len();
+    n >= 2 && {
+        transposed.swap(n - 1, n - 2);
+        to == transposed
     }
 }
 
