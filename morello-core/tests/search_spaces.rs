@@ -115,7 +115,7 @@ fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
 /// allocates: an output moved into global memory, or into L1 in another layout or dtype than
 /// its own; an input relaid out with strips narrower than the widest vector (bf16 pairs
 /// aside); a relayout into memory or vector registers that reorders more than the innermost
-/// two dimensions.
+/// two dimensions; a transposed copy into L1 of rows that hold a vector.
 fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     let ImplNode::Alloc(alloc) = &applied.node else { return false };
     let (source, moved) = (applied.spec.operand(alloc.operand), &alloc.tensor);
@@ -129,11 +129,14 @@ fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
         // Only the innermost two may swap: everything else stays where it was.
         n < 2 || to[..n - 2] != from[..n - 2] || to[n - 2..] != [from[n - 1], from[n - 2]]
     };
+    let row = from.last().map_or(1, |&d| source.shape()[usize::from(d)]);
+    let transposed_vector_rows = moved.level() == Level::L1 && to != from && row >= widest;
     match moved.level() {
         Level::GL if writes => true,
         Level::L1 if writes => !same_layout || moved.dtype() != source.dtype(),
         Level::L1 | Level::GL => {
-            !same_layout && (reordered || moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow))
+            let narrow_strips = moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow);
+            !same_layout && (reordered || narrow_strips || transposed_vector_rows)
         }
         Level::VRF => reordered,
         Level::RF => false,
@@ -141,7 +144,7 @@ fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
 }
 
 #[test]
-fn the_fast_space_leaves_out_output_relayouts_and_narrow_strips() {
+fn the_fast_space_leaves_out_exactly_the_moves_it_says() {
     // (inputs, outputs) left out
     let mut left_out = [0; 2];
     let bf16 = "(Matmul(1x4x8x8, (bf16, GL), (bf16, GL), (f32, GL)), [16, 512, 256, 4096])";

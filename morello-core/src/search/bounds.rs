@@ -36,7 +36,13 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
             let out = spec.operands().last().expect("a Fill has an output");
             fill_bound(out.volume(), out.dtype(), target)
         }
-        Some(Primitive::Conv { accum }) => spec.volume().div_ceil(widest_lanes(spec, target)) + u64::from(!accum),
+        Some(Primitive::Conv { accum }) => {
+            let init = match spec.operands().last() {
+                Some(out) if !accum => fill_bound(out.volume(), out.dtype(), target),
+                _ => 0,
+            };
+            conv_kernels_bound(spec, widest_lanes(spec, target)) + init
+        }
         // `VectorPermute` between vector registers pays only for its shuffles, and a destination
         // register that equals a source register needs none: such a move may cost nothing.
         Some(Primitive::Move) if spec.operands().iter().all(|t| t.level() == Level::VRF) => 0,
@@ -161,10 +167,26 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
 /// `tests/kernels_on_every_target.rs` checks every kernel's cost against [`spec_lower_bound`]
 /// on every Spec the search visits.
 fn matmul_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
-    let volume = u128::from(spec.volume());
     let &[b, m, k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
-    let largest = u128::from(b) * u128::from(m.max(k).max(n));
-    let out = spec.operands().last().expect("a Matmul has an output");
+    multiply_add_bound(spec, u64::from(b) * u64::from(m.max(k).max(n)), lanes)
+}
+
+/// What the kernels of a Conv cost at least. No kernel implements a Conv: its multiply-adds
+/// are done by the Matmul kernels after `spatial_split`, each on a `1×b×c×f` view of a tile
+/// (the image's pixel `[b, c]`, the filters' `[c, f]`, the output's `[b, f]`), so the bound
+/// on Matmul kernels applies to its volume with the largest dimension `D = max(b, c, f)`
+/// (the views' dimensions are no longer, and the bound only grows as `D` shrinks).
+fn conv_kernels_bound(spec: &LogicalSpec, lanes: u64) -> u64 {
+    let &[b, f, c, ..] = spec.shape() else { unreachable!("Conv is rank 7") };
+    multiply_add_bound(spec, u64::from(b.max(c).max(f)), lanes)
+}
+
+/// The bound of [`matmul_kernels_bound`] on the multiply-adds of `spec`, all done by Matmul
+/// kernels in calls no longer than `largest`.
+fn multiply_add_bound(spec: &LogicalSpec, largest: u64, lanes: u64) -> u64 {
+    let volume = u128::from(spec.volume());
+    let largest = u128::from(largest);
+    let out = spec.operands().last().expect("a Matmul or Conv has an output");
     if out.level() == Level::VRF
         && let Some(out_lanes) = out.vector_size()
     {
