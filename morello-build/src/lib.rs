@@ -40,13 +40,15 @@
 //!   many percent more than the optimum (in the cost model), and large Specs are searched
 //!   several times faster. Such results live in a file of their own,
 //!   `<target>.slack<percent>.morellodb`, never mixed with optima.
-//! * `MORELLO_SEARCH_SPACE=fixed-output-layouts` (or [`Build::search_space`] for one build)
-//!   narrows the search: an output in global memory is never repacked into a copy there (see
-//!   [`SearchSpace`]).
-//!   Large Matmuls are searched several times faster (2048³: 5.6×) for kernels at most a
-//!   fraction of a percent above the optimum (measured: the same optimum up to 2048³ under cost
-//!   models 6 and 7; +0.21% at 2048³ under model 5).
-//!   Its results live in `<target>.fixed-output-layouts.morellodb`.
+//! * Kernels are searched in the fast search space ([`SearchSpace::Fast`]): the paper's space
+//!   without the relayouts no kernel gains from (of outputs; into strips narrower than a
+//!   vector; reorderings beyond a transpose; transposes into L1 of rows that hold a vector).
+//!   It finds most suite kernels' optima and is many times faster; `morello-db bench` measures
+//!   both. Its results live in `<target>.fast.morellodb`.
+//!   `MORELLO_SEARCH_SPACE=full` (or [`Build::search_space`] for one build) searches the
+//!   paper's whole space for exact optima instead (`<target>.morellodb`);
+//!   `MORELLO_SEARCH_SPACE=fixed-output-layouts` leaves out only output relayouts in global
+//!   memory (`<target>.fixed-output-layouts.morellodb`).
 //!
 //! Kernels are synthesized on as many threads as Cargo's job count allows (`-j`, passed to
 //! build scripts as `NUM_JOBS`), up to the machine's cores. Kernels that search for a Spec in
@@ -136,11 +138,10 @@ impl Build {
         self
     }
 
-    /// Searches for this build's kernels in `space` instead of the full search space (see
-    /// [`SearchSpace`]): `SearchSpace::FixedOutputLayouts` finds large Matmuls many times
-    /// faster, for kernels a fraction of a percent above the optimum. `MORELLO_SEARCH_SPACE`,
-    /// when set, overrides this for every build. Results are kept in the database file of
-    /// their space.
+    /// Searches for this build's kernels in `space` instead of the fast search space (see
+    /// [`SearchSpace`]): `SearchSpace::Full` finds exact optima, searching many times longer.
+    /// `MORELLO_SEARCH_SPACE`, when set, overrides this for every build. Results are kept in
+    /// the database file of their space.
     pub fn search_space(&mut self, space: SearchSpace) -> &mut Self {
         self.space = space;
         self
@@ -409,10 +410,10 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
 /// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
 fn faster_search_advice(search: SearchMode) -> String {
     let mut advice = Vec::new();
-    if search.space.is_full() {
+    if search.space != SearchSpace::Fast {
         advice.push(format!(
-            "`{}=fixed-output-layouts` searches many times faster for kernels a fraction of a percent above \
-             the optimum",
+            "the default search space (`{}` unset, or `fast`) searches many times faster for kernels at \
+             most a few percent above the optimum",
             database::SEARCH_SPACE_ENV
         ));
     }

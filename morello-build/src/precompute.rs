@@ -9,7 +9,7 @@
 use morello_core::db::Database;
 use morello_core::db::file;
 use morello_core::dtype::Dtype;
-use morello_core::search::Synthesizer;
+use morello_core::search::{SearchSpace, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::Target;
 use std::io::Write;
@@ -59,11 +59,12 @@ impl MatmulFamily {
     }
 }
 
-/// Runs every stage of `family` not yet recorded in the database at `path`, on `jobs`
-/// threads, printing progress to `progress`. Returns the database as saved.
+/// Runs every stage of `family` not yet recorded in the database at `path`, searching `space`
+/// on `jobs` threads, printing progress to `progress`. Returns the database as saved.
 pub fn precompute(
     family: MatmulFamily,
     target: &'static Target,
+    space: SearchSpace,
     path: &Path,
     jobs: usize,
     progress: &mut dyn Write,
@@ -81,7 +82,7 @@ pub fn precompute(
         }
         let specs = family.stage(*log2, target);
         let start = Instant::now();
-        db = run_stage(db, &specs, jobs, &label, start, progress)?;
+        db = run_stage(db, &specs, space, jobs, &label, start, progress)?;
         db.complete_stage(name);
         file::save(&mut db, path).map_err(|e| e.to_string())?;
         let _ = writeln!(progress, "\r{label}: {} Specs in {:.1?}, saved{:20}", specs.len(), start.elapsed(), "");
@@ -94,6 +95,7 @@ pub fn precompute(
 fn run_stage(
     db: Database,
     specs: &[Spec],
+    space: SearchSpace,
     jobs: usize,
     label: &str,
     start: Instant,
@@ -105,6 +107,7 @@ fn run_stage(
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
                 let mut synth = Synthesizer::with_database(db.clone());
+                synth.set_search_space(space);
                 let done = &done;
                 scope.spawn(move || {
                     for spec in specs.iter().skip(j).step_by(jobs) {

@@ -110,7 +110,8 @@ fn build_helper_reports_and_builds() {
     assert!(out.join("libgood_portable.a").exists());
 
     // The database: the first build searched and saved; a rebuild (even offline) only reads.
-    let db_file = db_dir.join("x86-avx2.morellodb");
+    // Builds search the fast space by default, whose results have a file of their own.
+    let db_file = db_dir.join("x86-avx2.fast.morellodb");
     assert!(built.specs_searched > 0 && db_file.exists(), "{db_file:?}");
     let again = morello_build::Build::new().file("src/good.rs").try_compile("good").unwrap();
     assert_eq!(again.specs_searched, 0, "a warm build searched");
@@ -121,7 +122,7 @@ fn build_helper_reports_and_builds() {
         write(&root, "new.rs", "morello::kernel! {\n    pub fn fresh(FillZero(8x8, (u32, GL)));\n}\n");
         let err = morello_build::Build::new().file("src/new.rs").try_compile("t").unwrap_err().to_string();
         assert!(err.contains("src/new.rs:2:18: the database has no implementation of"), "{err}");
-        assert!(err.contains("MORELLO_OFFLINE is set") && err.contains("x86-avx2.morellodb"), "{err}");
+        assert!(err.contains("MORELLO_OFFLINE is set") && err.contains("x86-avx2.fast.morellodb"), "{err}");
     });
     // A damaged database is ignored (with a warning) and replaced.
     std::fs::write(&db_file, b"MORELLO\x01 not really").unwrap();
@@ -131,7 +132,13 @@ fn build_helper_reports_and_builds() {
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
 
     several_kernels_on_two_threads(&root, &db_dir);
-    opt_in_results_keep_to_their_own_file(&root, &db_dir, "MORELLO_SLACK", ["50%", "50"], "x86-avx2.slack50.morellodb");
+    opt_in_results_keep_to_their_own_file(
+        &root,
+        &db_dir,
+        "MORELLO_SLACK",
+        ["50%", "50"],
+        "x86-avx2.slack50.fast.morellodb",
+    );
     opt_in_results_keep_to_their_own_file(
         &root,
         &db_dir,
@@ -178,16 +185,16 @@ fn several_kernels_on_two_threads(root: &Path, db_dir: &Path) {
             .unwrap();
     assert_eq!(offline.kernels.len(), specs.len() + 1);
     assert_eq!(offline.specs_searched, 0);
-    check_saved_kernels(&db_dir.join("x86-avx2.morellodb"), &X86_AVX2, &specs);
+    check_saved_kernels(&db_dir.join("x86-avx2.fast.morellodb"), &X86_AVX2, &specs);
 }
 
 /// An opt-in search mode set by `variable` (`MORELLO_SLACK`, `MORELLO_SEARCH_SPACE`): a bad
 /// value is reported naming the variable; a good one synthesizes into the file `file` of its
-/// own, leaving the exact database as it was, a second build reads it back, and its kernels are
-/// correct.
+/// own, leaving the default database as it was, a second build reads it back, and its kernels
+/// are correct.
 fn opt_in_results_keep_to_their_own_file(root: &Path, db_dir: &Path, variable: &str, values: [&str; 2], file: &str) {
-    let exact_file = db_dir.join("x86-avx2.morellodb");
-    let exact_before = std::fs::read(&exact_file).unwrap();
+    let default_file = db_dir.join("x86-avx2.fast.morellodb");
+    let default_before = std::fs::read(&default_file).unwrap();
     let text = "Matmul(1x16x16x16, (f32, GL), (f32, GL), (f32, GL))";
     write(root, "opt_in.rs", &format!("morello::kernel! {{\n    pub fn opt_in({text});\n}}\n"));
     let build = |value: &str| {
@@ -199,7 +206,7 @@ fn opt_in_results_keep_to_their_own_file(root: &Path, db_dir: &Path, variable: &
     let [value, same_value] = values;
     let built = build(value).unwrap();
     assert!(built.specs_searched > 0);
-    assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
+    assert_eq!(std::fs::read(&default_file).unwrap(), default_before, "the default database changed");
     let own_file = db_dir.join(file);
     let (_, report) = morello_core::db::file::load(&own_file, &X86_AVX2);
     assert!(matches!(report, morello_core::db::file::LoadReport::Loaded), "{report:?}");
@@ -210,11 +217,12 @@ fn opt_in_results_keep_to_their_own_file(root: &Path, db_dir: &Path, variable: &
 }
 
 /// `Build::search_space` puts a build's results in its space's file; `MORELLO_SEARCH_SPACE`
-/// overrides it.
+/// overrides it (`full`: the exact search, in `<target>.morellodb`).
 fn the_build_option_chooses_the_space_unless_the_variable_says_otherwise(root: &Path, db_dir: &Path) {
     let narrowed_file = db_dir.join("x86-avx2.fixed-output-layouts.morellodb");
+    let default_file = db_dir.join("x86-avx2.fast.morellodb");
     let exact_file = db_dir.join("x86-avx2.morellodb");
-    assert!(!narrowed_file.exists());
+    assert!(!narrowed_file.exists() && !exact_file.exists());
     let text = "Matmul(1x8x16x16, (f32, GL), (f32, GL), (f32, GL))";
     write(root, "space.rs", &format!("morello::kernel! {{\n    pub fn narrowed({text});\n}}\n"));
     let build = || {
@@ -223,12 +231,13 @@ fn the_build_option_chooses_the_space_unless_the_variable_says_otherwise(root: &
             .search_space(morello_build::SearchSpace::FixedOutputLayouts)
             .try_compile("space")
     };
-    let exact_before = std::fs::read(&exact_file).unwrap();
+    let default_before = std::fs::read(&default_file).unwrap();
     assert!(build().unwrap().specs_searched > 0);
-    assert_eq!(std::fs::read(&exact_file).unwrap(), exact_before, "the exact database changed");
+    assert_eq!(std::fs::read(&default_file).unwrap(), default_before, "the default database changed");
     check_saved_kernels(&narrowed_file, &X86_AVX2, &[text]);
     let narrowed_before = std::fs::read(&narrowed_file).unwrap();
     assert!(with_env("MORELLO_SEARCH_SPACE", "full", build).unwrap().specs_searched > 0);
     assert_eq!(std::fs::read(&narrowed_file).unwrap(), narrowed_before, "the narrowed database changed");
+    assert_eq!(std::fs::read(&default_file).unwrap(), default_before, "the default database changed");
     check_saved_kernels(&exact_file, &X86_AVX2, &[text]);
 }

@@ -3,7 +3,7 @@
 
 use morello_core::db::file::{self, LoadReport};
 use morello_core::harness::{CCompiler, check_against_reference, cpu_supports};
-use morello_core::search::Synthesizer;
+use morello_core::search::{SearchSpace, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::X86_AVX512;
 use std::path::PathBuf;
@@ -17,12 +17,20 @@ fn morello_db(args: &[&str]) -> (bool, String, String) {
     (output.status.success(), text(&output.stdout), text(&output.stderr))
 }
 
-/// A fresh directory for one test, and the database file path in it.
+/// A fresh directory for one test, and the path in it of the database file of the default
+/// search space (the fast one).
 fn scratch_database(test: &str) -> (PathBuf, PathBuf) {
     let dir = std::env::temp_dir().join(format!("morello-synthesize-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("x86-avx512.morellodb");
+    let path = dir.join("x86-avx512.fast.morellodb");
     (dir, path)
+}
+
+/// A synthesizer searching what `morello-db` searches by default: the fast space.
+fn default_synthesizer() -> Synthesizer {
+    let mut synth = Synthesizer::new(&X86_AVX512);
+    synth.set_search_space(SearchSpace::Fast);
+    synth
 }
 
 #[test]
@@ -35,7 +43,7 @@ fn synthesize_fills_the_database_for_offline_builds() {
     assert!(ok, "{stderr}");
     let fresh_cost = {
         let spec = Spec::parse_for(SPEC, target).unwrap();
-        let imp = Synthesizer::new(target).synthesize(&spec).unwrap();
+        let imp = default_synthesizer().synthesize(&spec).unwrap();
         morello_core::cost::impl_cost(&imp, target).unwrap().main
     };
     assert!(stdout.contains(&format!("cost {fresh_cost}")), "{stdout}");
@@ -91,6 +99,9 @@ fn synthesize_fills_the_database_for_offline_builds() {
     let narrowed = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--space", "fixed-output-layouts"];
     let (ok, _, stderr) = morello_db(&narrowed);
     assert!(!ok && stderr.contains("x86-avx512.fixed-output-layouts.morellodb"), "{stderr}");
+    let exact = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--space", "full"];
+    let (ok, _, stderr) = morello_db(&exact);
+    assert!(!ok && stderr.contains("`x86-avx512.morellodb`"), "{stderr}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -121,10 +132,10 @@ fn synthesize_costs_a_hand_schedule_and_searches_only_what_it_leaves() {
     // Two rows at a time, then the search: the steps need not end with `synthesize_all`.
     let steps = "to_accum; tile([1, 2, 8, 8]);";
     let (partial, _) = morello_core::syntax::run_schedule(spec.clone(), steps, target).unwrap();
-    let imp = partial.synthesize_all(&mut Synthesizer::new(target)).unwrap();
+    let imp = partial.synthesize_all(&mut default_synthesizer()).unwrap();
     let scheduled_cost = morello_core::cost::impl_cost(&imp, target).unwrap().main;
     let optimum = {
-        let imp = Synthesizer::new(target).synthesize(&spec).unwrap();
+        let imp = default_synthesizer().synthesize(&spec).unwrap();
         morello_core::cost::impl_cost(&imp, target).unwrap().main
     };
     assert_ne!(scheduled_cost, optimum, "the schedule is not the search's choice");

@@ -1,7 +1,7 @@
 //! `morello-db`: fill and inspect Morello synthesis databases.
 //!
 //! ```text
-//! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--jobs 2] [--db FILE]
+//! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--space fast] [--jobs 2] [--db FILE]
 //! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
@@ -25,10 +25,11 @@
 //! The search uses every core unless `--threads N` says otherwise; the result is the same.
 //! With `--slack P`, the search may return implementations up to `P` percent above the
 //! optimum, much faster for large Specs; they go to the file build scripts use with
-//! `MORELLO_SLACK=P`. With `--space fixed-output-layouts`, the search leaves out relayouts of
-//! outputs within global memory (much faster for large Matmuls, at a small measured cost; see
-//! `morello_core::search::SearchSpace`); results go to the file build scripts use with
-//! `MORELLO_SEARCH_SPACE=fixed-output-layouts`. With `--emit-c FILE`, the kernel's C (exported
+//! `MORELLO_SLACK=P`. Like build scripts, `morello-db` searches the fast search space by
+//! default (`morello_core::search::SearchSpace::Fast`); `--space full` searches the paper's
+//! whole space for exact optima (the file build scripts use with `MORELLO_SEARCH_SPACE=full`),
+//! and `--space fixed-output-layouts` leaves out only output relayouts in global memory. With
+//! `--emit-c FILE`, the kernel's C (exported
 //! as `kernel`, with its implementation in the opening comment) is also written to `FILE`, to
 //! read or to time outside a crate. With `--explain FILE` (`-` for standard output), the
 //! implementation is written as a tree with the cost the model gives every node and its share
@@ -39,8 +40,8 @@
 //! tree are then the schedule's, to set what the model makes of a hand plan beside the search's
 //! optimum (the same command without `--schedule`).
 //!
-//! Without `--db`, the file is `<dir>/<target>.morellodb` (or `<target>.slack<P>.morellodb`,
-//! `<target>.fixed-output-layouts.morellodb`, `<target>.slack<P>.fixed-output-layouts.morellodb`)
+//! Without `--db`, the file is `<dir>/<target>.fast.morellodb` (`<target>.morellodb` for the
+//! full space; `<target>.slack<P>.fast.morellodb` with slack, and so on for the other spaces)
 //! where `<dir>` is `$MORELLO_DB_DIR` or `target/morello` — the file build scripts of this
 //! workspace use.
 
@@ -59,9 +60,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
-  morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--jobs N] [--db FILE]
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
-  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <full|fixed-output-layouts>] [--db FILE]
+  morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--space <fast|full|fixed-output-layouts>] [--jobs N] [--db FILE]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
+  morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--db FILE]
   morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
   morello-db bench [--target <avx2|avx512>] [--space <fast|full|fixed-output-layouts>] [--threads N] [--limit SECS] [--exact-limit SECS] [--only TEXT]";
 
@@ -91,7 +92,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     }
     let options = parse_options(options)?;
     let allowed: &[&str] = match command.as_str() {
-        "precompute" => &["target", "matmul", "dtype", "jobs", "db"],
+        "precompute" => &["target", "matmul", "dtype", "space", "jobs", "db"],
         "synthesize" => {
             &["target", "spec", "deadline", "slack", "space", "threads", "schedule", "db", "emit-c", "explain"]
         }
@@ -108,7 +109,7 @@ fn run(args: Vec<String>) -> Result<(), String> {
     };
     let space: SearchSpace = match options.get("space") {
         Some(text) => text.parse().map_err(|e| format!("--space: {e}"))?,
-        None => SearchSpace::Full,
+        None => SearchSpace::default(),
     };
     let mode = SearchMode { slack, space };
     if let Some(file) = options.get("db") {
@@ -136,7 +137,8 @@ fn run(args: Vec<String>) -> Result<(), String> {
                 target.name,
                 path.display()
             );
-            let db = precompute(MatmulFamily { max, dtype }, target, &path, jobs, &mut std::io::stderr())?;
+            let family = MatmulFamily { max, dtype };
+            let db = precompute(family, target, mode.space, &path, jobs, &mut std::io::stderr())?;
             print_stats(&db, &path);
             Ok(())
         }

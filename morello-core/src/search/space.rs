@@ -1,7 +1,9 @@
-//! Search spaces: an opt-in narrowing of the rewrites synthesis tries, for a faster search.
+//! Search spaces: which of the rewrites [`super::actions`] enumerates synthesis tries.
 //!
-//! [`SearchSpace::Full`] (the default) is the paper's space: every rewrite [`super::actions`]
-//! enumerates. [`SearchSpace::FixedOutputLayouts`] leaves out one family of them: moving an
+//! [`SearchSpace::Full`] is the paper's space: every rewrite [`super::actions`] enumerates.
+//! A [`super::Synthesizer`] searches it unless told otherwise, and finds optima.
+//! [`SearchSpace::Fast`] (the [`Default`], which build scripts and `morello-db` search) is
+//! described below. [`SearchSpace::FixedOutputLayouts`] leaves out one family of rewrites: moving an
 //! operand the Spec *writes* from global memory to a new buffer in global memory (a relayout of
 //! the output, computed into a repacked copy and copied back). Inputs are still repacked in
 //! global memory, and outputs still move to L1 and registers in every layout.
@@ -18,6 +20,26 @@
 //! 0.21% above under model 5). The search within it is exact: it finds the
 //! optimum of the narrowed space (checked against [`super::exhaustive`] in the tests), which
 //! is never below the full space's optimum.
+//!
+//! **The fast space.** Lower bounds do not depend on layout, so every layout the moves offer
+//! multiplies the Specs a search must refute. [`SearchSpace::Fast`] keeps the relayouts that
+//! kernels can use and leaves out four families that only multiply:
+//!
+//! 1. relayouts of outputs: an output moves into L1 only by a cache fill (in its own layout),
+//!    never into a copy in global memory (as in [`SearchSpace::FixedOutputLayouts`]);
+//! 2. strips narrower than the widest vector: an input is packed into strips of the widest
+//!    vector register (and the panels and bf16 pairs [`super::actions`] offers), since every
+//!    kernel that reads a strip reads it a vector at a time;
+//! 3. reorderings beyond a transpose: a relayout (into memory or vector registers) keeps the
+//!    order of the source's dimensions except that it may swap the innermost two, so a batch,
+//!    a convolution's channels or image rows never move inward;
+//! 4. transposed copies into L1 of rows that already hold a vector: only edge tiles (rows
+//!    shorter than the widest vector) are transposed into L1, where the kernels then run along
+//!    the longer dimension. Copies into global memory may still transpose.
+//!
+//! The search within it is exact too (checked against [`super::exhaustive`] over the same
+//! space in the tests). Its gap to the full space's optimum is measured by `morello-db bench`
+//! on the synthesis suite ([`crate::suite`]); the README gives the table.
 //!
 //! Results found in a narrowed space are not optima of the full one, so they must not be mixed
 //! with exact ones: build scripts keep them in a database file of their own (see
@@ -39,7 +61,6 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
 pub enum SearchSpace {
     /// Every rewrite of the paper's search space: the search finds optima.
-    #[default]
     Full,
     /// No relayouts of outputs within global memory: an output held there is written in
     /// place, never through a repacked copy in global memory.
@@ -50,11 +71,12 @@ pub enum SearchSpace {
     /// [`super::actions`] also offers); and a relayout (into L1, global memory or vector
     /// registers) keeps the order of the source's dimensions but may swap the innermost two.
     /// See the module's documentation.
+    #[default]
     Fast,
 }
 
 impl SearchSpace {
-    /// Every search space, the default first.
+    /// Every search space.
     pub const ALL: [SearchSpace; 3] = [SearchSpace::Full, SearchSpace::FixedOutputLayouts, SearchSpace::Fast];
 
     /// The name used in environment variables, command-line options and file names.
