@@ -26,8 +26,10 @@
 //!
 //! Synthesis results persist in a database (paper §4.1), one file per target, so a kernel is
 //! searched for once and later builds only read it back. A long synthesis saves as it goes:
-//! after each kernel, once five minutes have passed since a thread last saved, so a build
-//! stopped partway keeps the kernels it finished.
+//! every minute, what it has solved so far (kernels finished or not), so a build stopped
+//! partway (Ctrl-C, a killed CI job) resumes where it was. A search that takes more than a
+//! few seconds says on stderr how far it has got (shown live by `cargo build -vv`), and one
+//! over ten seconds ends with a Cargo warning saying what it cost.
 //!
 //! * by default the database lives in `morello/` under Cargo's target directory, shared by
 //!   every crate of the workspace (concurrent build scripts lock it only while saving);
@@ -328,7 +330,11 @@ impl Build {
                 let mut db = done.database;
                 database::save(&mut db, &path).map_err(|report| BuildError { report })?;
                 if verbose {
-                    eprintln!("morello: saved {searched} newly searched Specs for {name}");
+                    eprintln!(
+                        "morello: saved {searched} newly searched Specs for {name} ({} checkpoint(s) saved while \
+                         searching)",
+                        done.checkpoints_while_searching
+                    );
                 }
             }
         }
@@ -350,14 +356,13 @@ impl Build {
         if output.synthesis_time > SLOW_SYNTHESIS {
             println!(
                 "cargo::warning=morello: searching {} of {} kernel(s) took {:.1?} ({} Specs searched); the \
-                 results are saved in {} for later builds. If every build is this slow, check that the \
-                 workspace's root Cargo.toml sets `[profile.dev.build-override] opt-level = 3` (and the same \
-                 for release).{}",
+                 results are saved in {} for later builds.{}{}",
                 output.kernels_searched,
                 kernels.len(),
                 output.synthesis_time,
                 output.specs_searched,
                 db_dir.display(),
+                profile_advice(morello_core::COMPILED_OPT_LEVEL),
                 faster_search_advice(search)
             );
         }
@@ -407,6 +412,19 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
         .map_err(|e| BuildError { report: format!("error: morello: cannot write {}: {e}", path.display()) })
 }
 
+/// What to change when this build script's copy of the compiler, compiled at `opt_level`, is
+/// unoptimized (which makes synthesis many times slower), as a sentence; nothing when it is
+/// optimized.
+fn profile_advice(opt_level: &str) -> &'static str {
+    match opt_level {
+        "0" => {
+            " The search ran unoptimized: set `[profile.dev.build-override] opt-level = 3` (and the same for \
+             release) in the workspace's root Cargo.toml."
+        }
+        _ => "",
+    }
+}
+
 /// What a slow build could opt into that `search` does not use yet, as a sentence or nothing.
 fn faster_search_advice(search: SearchMode) -> String {
     let mut advice = Vec::new();
@@ -424,4 +442,28 @@ fn faster_search_advice(search: SearchMode) -> String {
         ));
     }
     if advice.is_empty() { String::new() } else { format!(" For large Specs, {}.", advice.join(", and ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morello_core::search::Slack;
+
+    #[test]
+    fn the_slow_search_warning_blames_the_profile_only_when_the_search_was_unoptimized() {
+        assert!(profile_advice("0").contains("opt-level = 3"));
+        for optimized in ["1", "2", "3", "s", "z"] {
+            assert_eq!(profile_advice(optimized), "", "opt-level {optimized}");
+        }
+    }
+
+    #[test]
+    fn the_slow_search_warning_suggests_only_what_the_build_does_not_use() {
+        let exact = faster_search_advice(SearchMode::EXACT);
+        assert!(exact.contains("default search space") && exact.contains("MORELLO_SLACK"), "{exact}");
+        let default = faster_search_advice(SearchMode { slack: Slack::EXACT, space: SearchSpace::Fast });
+        assert!(!default.contains("search space") && default.contains("MORELLO_SLACK"), "{default}");
+        let both = SearchMode { slack: Slack::percent(10).unwrap(), space: SearchSpace::Fast };
+        assert_eq!(faster_search_advice(both), "");
+    }
 }

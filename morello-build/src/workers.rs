@@ -11,18 +11,20 @@
 //! (`AssistBoard`), which does not change their results either. Everything every worker
 //! solved is added to one database at the end.
 //!
-//! A long synthesis also saves as it goes ([`Checkpoint`]): after a kernel, a worker that has
-//! searched for [`CHECKPOINT_EVERY`] since it last saved adds what it found to the database
-//! file, so a build stopped an hour in (killed, or out of time in CI) keeps every kernel it
-//! finished. Saving merges under the file's lock, so workers save independently, and the
-//! results do not change.
+//! A long synthesis also saves as it goes ([`Checkpoint`]): every [`CHECKPOINT_EVERY`] a
+//! watcher thread adds what the workers have solved so far to the database file, kernels
+//! finished or not (every result in a memo table is final: `Synthesizer::results_view`), so a
+//! build stopped partway (Ctrl-C, killed, out of time in CI) keeps what it had solved and the
+//! next build resumes from there. Saving merges under the file's lock, and the results do not
+//! change. The watcher also says on stderr how far a search that takes a while has got.
 
 use crate::database;
 use morello_core::db::Database;
 use morello_core::imp::Impl;
 use morello_core::job::SynthesisJob;
 use morello_core::schedule::ScheduleError;
-use morello_core::search::{AssistBoard, SearchMode, Synthesizer};
+use morello_core::search::{AssistBoard, ResultsView, SearchMode, Synthesizer};
+use morello_core::target::Target;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -49,6 +51,8 @@ pub(crate) struct Synthesized {
     pub solved: Vec<Solved>,
     /// The database with everything every worker solved added.
     pub database: Database,
+    /// Checkpoints saved while workers were still searching.
+    pub checkpoints_while_searching: usize,
 }
 
 /// How many threads synthesis may use: Cargo's job count for this build (`NUM_JOBS`, set
@@ -68,8 +72,14 @@ pub(crate) struct Mode {
     pub search: SearchMode,
 }
 
-/// How long a worker searches before it saves what it found (after the kernel in progress).
-pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(5 * 60);
+/// How often what the workers have solved is saved while they search.
+pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+
+/// A search that takes longer than this says how far it has got, and again this often after.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// How often the watcher looks at the workers.
+const WATCH_TICK: Duration = Duration::from_millis(20);
 
 /// Where and how often workers save what they found while synthesis goes on.
 #[derive(Clone, Copy, Debug)]
@@ -83,19 +93,68 @@ pub(crate) struct Checkpoint<'a> {
 }
 
 impl Checkpoint<'_> {
-    /// Adds what `synth` found to the file. A failure is only reported: the database is saved
-    /// again at the end, where it is an error.
-    fn save(&self, synth: &Synthesizer, kernels_done: usize) {
-        let mut db = Database::new(synth.target());
-        synth.record_into(&mut db);
+    /// Adds what the workers whose results `views` shows have found to the file. A failure is
+    /// only reported: the database is saved again at the end, where it is an error.
+    fn save(&self, views: &[ResultsView], target: &'static Target, kernels_done: usize) {
+        let mut db = Database::new(target);
+        for view in views {
+            view.record_into(&mut db);
+        }
         match database::save(&mut db, self.path) {
-            Ok(()) if self.verbose => {
-                eprintln!("morello: checkpoint: saved what {kernels_done} kernel(s) found to {}", self.path.display())
-            }
+            Ok(()) if self.verbose => eprintln!(
+                "morello: checkpoint: saved what the search found so far ({kernels_done} kernel(s) done) to {}",
+                self.path.display()
+            ),
             Ok(()) => {}
             Err(report) => eprintln!("morello: checkpoint not saved: {report}"),
         }
     }
+}
+
+/// Watches the workers until none is busy: saves to `checkpoint` whenever one is due and the
+/// workers have found something since the last save (and once more at the end if one is due
+/// then), and says on stderr how far the search has got once it has taken a while. Returns
+/// how many checkpoints it saved while workers were busy.
+fn watch(
+    views: &[ResultsView],
+    target: &'static Target,
+    checkpoint: Option<Checkpoint<'_>>,
+    busy: &AtomicUsize,
+    done: &AtomicUsize,
+    total: usize,
+) -> usize {
+    let start = Instant::now();
+    let (mut last_save, mut saved_entries) = (start, views.iter().map(ResultsView::entries).sum::<usize>());
+    let mut next_progress = PROGRESS_EVERY;
+    let mut save_if_due = |last_save: &mut Instant| {
+        let entries: usize = views.iter().map(ResultsView::entries).sum();
+        if let Some(checkpoint) = checkpoint
+            && entries > saved_entries
+            && last_save.elapsed() >= checkpoint.every
+        {
+            checkpoint.save(views, target, done.load(Ordering::SeqCst));
+            (*last_save, saved_entries) = (Instant::now(), entries);
+            return true;
+        }
+        false
+    };
+    let mut saved_while_busy = 0;
+    while busy.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(WATCH_TICK);
+        saved_while_busy += usize::from(save_if_due(&mut last_save));
+        if start.elapsed() >= next_progress {
+            let entries: usize = views.iter().map(ResultsView::entries).sum();
+            eprintln!(
+                "morello: searching for {}: {} of {total} kernel(s) done, {entries} Specs solved so far, {:.0} s",
+                target.name,
+                done.load(Ordering::SeqCst),
+                start.elapsed().as_secs_f64()
+            );
+            next_progress += PROGRESS_EVERY;
+        }
+    }
+    save_if_due(&mut last_save);
+    saved_while_busy
 }
 
 /// Synthesizes `jobs` on at most `threads` threads, each starting from a copy of `db`, saving
@@ -122,39 +181,40 @@ pub(crate) fn synthesize(
     // A worker that has finished helps the others' searches until every worker has.
     let board = AssistBoard::new();
     let busy = AtomicUsize::new(workers);
-    let (board, busy) = (&board, &busy);
+    let done = AtomicUsize::new(0);
+    let (board, busy, done) = (&board, &busy, &done);
+    let synthesizers: Vec<Synthesizer> = databases
+        .map(|db| {
+            let mut synth = Synthesizer::with_database(db);
+            synth.set_offline(mode.offline);
+            synth.set_search_mode(mode.search);
+            synth.set_threads(search_threads);
+            if workers > 1 {
+                synth.set_assist_board(board.clone());
+            }
+            synth
+        })
+        .collect();
+    let target = synthesizers[0].target();
+    let views: Vec<ResultsView> = synthesizers.iter().map(Synthesizer::results_view).collect();
+    let total = work.iter().map(Vec::len).sum();
+    let mut checkpoints_while_searching = 0;
     let results: Vec<(Vec<Solved>, Synthesizer)> = std::thread::scope(|scope| {
         let handles: Vec<_> = work
             .into_iter()
-            .zip(databases)
-            .map(|(jobs, db)| {
+            .zip(synthesizers)
+            .map(|(jobs, mut synth)| {
                 // Counted from before the spawn: a worker that never starts is not waited for.
                 let working = Working(busy);
                 std::thread::Builder::new()
                     .name("morello-build-worker".to_owned())
                     .spawn_scoped(scope, move || {
-                        let mut synth = Synthesizer::with_database(db);
-                        synth.set_offline(mode.offline);
-                        synth.set_search_mode(mode.search);
-                        synth.set_threads(search_threads);
-                        if workers > 1 {
-                            synth.set_assist_board(board.clone());
-                        }
                         let mut solved: Vec<Solved> = Vec::new();
-                        let mut last_save = Instant::now();
-                        let mut unsaved = false;
                         for (index, job) in jobs {
-                            let done = run_one(&mut synth, index, job);
-                            on_solved(&done);
-                            unsaved |= done.searched > 0;
-                            solved.push(done);
-                            if let Some(checkpoint) = checkpoint
-                                && unsaved
-                                && last_save.elapsed() >= checkpoint.every
-                            {
-                                checkpoint.save(&synth, solved.len());
-                                (last_save, unsaved) = (Instant::now(), false);
-                            }
+                            let finished = run_one(&mut synth, index, job);
+                            done.fetch_add(1, Ordering::SeqCst);
+                            on_solved(&finished);
+                            solved.push(finished);
                         }
                         drop(working);
                         board.help_while(|| busy.load(Ordering::SeqCst) > 0);
@@ -163,6 +223,9 @@ pub(crate) fn synthesize(
                     .expect("spawning a synthesis worker")
             })
             .collect();
+        if !mode.offline {
+            checkpoints_while_searching = watch(&views, target, checkpoint, busy, done, total);
+        }
         handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     });
     let mut solved = Vec::new();
@@ -176,7 +239,7 @@ pub(crate) fn synthesize(
     }
     solved.sort_by_key(|s| s.index);
     let database = database.expect("there is at least one worker");
-    Synthesized { solved, database }
+    Synthesized { solved, database, checkpoints_while_searching }
 }
 
 /// Counts a worker as busy until dropped, even by a panic (the others stop waiting for it).
@@ -265,8 +328,9 @@ mod tests {
         let online = Mode { offline: false, search: SearchMode::EXACT };
 
         let never = Checkpoint { path: &path, every: Duration::from_secs(3600), verbose: false };
-        synthesize(jobs(), Database::new(target), online, 1, Some(never), &|_| {});
+        let found = synthesize(jobs(), Database::new(target), online, 1, Some(never), &|_| {});
         assert!(!path.exists(), "saved before a checkpoint was due");
+        assert_eq!(found.checkpoints_while_searching, 0);
 
         let always = Checkpoint { every: Duration::ZERO, ..never };
         let reported = std::sync::Mutex::new(Vec::new());
@@ -280,6 +344,26 @@ mod tests {
             assert_eq!(read.searched, 0);
             assert_eq!(read.result.as_ref().expect("in the checkpoint"), searched.result.as_ref().unwrap());
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A kernel whose search takes seconds is saved while it is searched: a build stopped
+    /// partway keeps what it had solved.
+    #[test]
+    fn checkpoints_are_saved_in_the_middle_of_a_search() {
+        let dir = std::env::temp_dir().join(format!("morello-midsearch-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("x86-avx2.morellodb");
+        let target = TargetId::X86Avx2.target();
+        // The exact search of 64^3 on AVX2 takes seconds (about 150,000 Specs).
+        let jobs = vec![job("Matmul(1x64x64x64, (f32, GL), (f32, GL), (f32, GL), serial)")];
+        let online = Mode { offline: false, search: SearchMode::EXACT };
+        let often = Checkpoint { path: &path, every: Duration::from_millis(200), verbose: false };
+        let found = synthesize(jobs, Database::new(target), online, 1, Some(often), &|_| {});
+        assert!(found.checkpoints_while_searching > 0, "nothing was saved while the kernel was searched");
+        // What was saved is a valid database (its answers are final: `tests/results_view.rs`
+        // in morello-core); the caller saves the finished kernel at the end.
+        assert!(!database::open(&path, target).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,6 +7,11 @@
 //! in a spatial database ([`db`]) so each Spec is searched for once.
 
 #![warn(missing_docs)]
+/// The optimization level (`opt-level`) this crate was compiled at: `"0"` when a build
+/// script's copy of the compiler is unoptimized, which makes synthesis many times slower (see
+/// `morello-build`).
+pub const COMPILED_OPT_LEVEL: &str = env!("MORELLO_CORE_OPT_LEVEL");
+
 pub mod codegen;
 pub mod cost;
 pub mod db;

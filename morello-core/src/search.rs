@@ -75,6 +75,7 @@ mod staging;
 
 pub use assist::AssistBoard;
 pub use bounds::spec_lower_bound;
+pub use database::ResultsView;
 pub use enumerate::actions;
 use learned::Learned;
 use memo::Probe;

@@ -1,10 +1,13 @@
 //! Synthesis with a database: reading answers before searching, recording results after,
 //! and offline mode, which only reads.
 
+use super::shared_memo::SharedMemo;
 use super::{Entry, SynthesisError, Synthesizer};
 use crate::db::Database;
 use crate::imp::Impl;
-use crate::spec::Spec;
+use crate::limits::MemoryLimits;
+use crate::spec::{LogicalSpec, Spec};
+use crate::target::Target;
 use std::sync::Arc;
 
 impl Synthesizer {
@@ -35,13 +38,50 @@ impl Synthesizer {
     /// same target.
     pub fn record_into(&self, db: &mut Database) {
         let max = self.target.max_limits();
-        self.memo.for_each(|logical, entries| {
-            for e in entries {
-                db.put(logical, &e.lower, &e.upper.min_per_level(&max), e.decision.as_ref());
-            }
-        });
+        self.memo.for_each(|logical, entries| record_entries(db, &max, logical, entries));
     }
 
+    /// A handle on this synthesizer's results that other threads can read while it searches.
+    pub fn results_view(&self) -> ResultsView {
+        ResultsView { memo: Arc::clone(&self.memo), target: self.target }
+    }
+}
+
+/// Puts the memo `entries` of `logical` into `db`, their horizons capped at the target's
+/// maximum limits `max`.
+fn record_entries(db: &mut Database, max: &MemoryLimits, logical: &LogicalSpec, entries: &[Entry]) {
+    for e in entries {
+        db.put(logical, &e.lower, &e.upper.min_per_level(max), e.decision.as_ref());
+    }
+}
+
+/// What a [`Synthesizer`] has solved so far, readable from other threads while it searches
+/// ([`Synthesizer::results_view`]): to save a checkpoint of a long search. Every result in the
+/// memo table is final (a search records a Spec's answer only once it is proved), so a
+/// snapshot taken mid-search holds answers as good as those of a finished one, only fewer.
+#[derive(Clone)]
+pub struct ResultsView {
+    memo: Arc<SharedMemo>,
+    target: &'static Target,
+}
+
+impl ResultsView {
+    /// Adds every result found so far to `db`, a database of the same target. The memo table
+    /// is copied a shard at a time, so the search waits only for the copying.
+    pub fn record_into(&self, db: &mut Database) {
+        let max = self.target.max_limits();
+        for (logical, entries) in self.memo.snapshot().iter() {
+            record_entries(db, &max, logical, entries);
+        }
+    }
+
+    /// How many results the memo table holds (a measure of progress).
+    pub fn entries(&self) -> usize {
+        self.memo.entries()
+    }
+}
+
+impl Synthesizer {
     /// The implementation of `spec` recorded in the memo table and database, without search.
     pub(super) fn stored_implementation(&mut self, spec: &Spec) -> Result<Impl, SynthesisError> {
         let entry = match self.memo.get_with(spec, Entry::clone) {
