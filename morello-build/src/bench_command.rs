@@ -3,6 +3,7 @@
 //! one table: time, Specs searched, peak memory, cost, and the gap to the exact optimum where
 //! an exact search (the full search space) finishes within its own time limit.
 
+use crate::cli::number;
 use morello_core::cost::impl_cost;
 use morello_core::db::{Database, file};
 use morello_core::search::{SearchSpace, Synthesizer};
@@ -252,10 +253,6 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
         }
     }
     Ok(options)
-}
-
-fn number(text: &str, name: &str) -> Result<u64, String> {
-    text.parse().map_err(|_| format!("--{name} {text} is not a number"))
 }
 
 #[cfg(test)]

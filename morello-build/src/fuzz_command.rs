@@ -1,5 +1,6 @@
 //! `morello-db fuzz`: the differential fuzzer's command line (see [`morello_core::fuzz`]).
 
+use crate::cli::number;
 use morello_core::fuzz::{self, FuzzOptions};
 use morello_core::harness::CCompiler;
 use morello_core::target::TargetId;
@@ -56,10 +57,6 @@ fn parse(args: &[String]) -> Result<FuzzOptions, String> {
         return Err("MORELLO_REQUIRE_CLANG is set but clang is not installed".to_owned());
     }
     Ok(options)
-}
-
-fn number(text: &str, name: &str) -> Result<u64, String> {
-    text.parse().map_err(|_| format!("--{name} {text} is not a number"))
 }
 
 #[cfg(test)]

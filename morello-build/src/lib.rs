@@ -66,6 +66,7 @@
 #![allow(clippy::needless_doctest_main)]
 
 pub mod bench_command;
+mod cli;
 pub mod database;
 pub mod fuzz_command;
 pub mod precompute;
