@@ -79,3 +79,16 @@ fn run_time_schedule_errors_name_line_and_column() {
         other => panic!("expected a syntax error, got {other:?}"),
     }
 }
+
+/// A stage index as large as a `usize` goes overflowed `index + 1` in `bufferize` (a panic in
+/// debug builds); found by `mutated_schedules`. Now it is an error naming the stages.
+#[test]
+fn a_huge_bufferize_stage_is_an_error_not_an_overflow() {
+    let text = "Compose([Matmul(1x2x4x2), Matmul(1x2x2x4) -> f32], (f32, GL), (f32, GL), (f32, GL), (f32, GL))";
+    let spec: Spec = text.parse().expect("a valid Spec");
+    for index in [u64::MAX, u64::MAX - 1, 1] {
+        let schedule = format!("bufferize({index}, L1); synthesize_all;");
+        let e = run_schedule(spec.clone(), &schedule, &X86_AVX2).expect_err("stage out of range");
+        assert!(e.to_string().contains("stage"), "{index}: {e}");
+    }
+}

@@ -18,7 +18,8 @@ pub(super) fn apply(spec: &Spec, index: usize, dest: &TempDest, target: &Target)
             found: super::spec_name(spec),
         });
     };
-    if index + 1 >= components.len() {
+    // `index` comes from schedule text, so it may be as large as a usize goes.
+    if index >= components.len() - 1 {
         return Err(RewriteError::StageOutOfRange { index, stages: components.len(), last: components.len() - 1 });
     }
     let producer = &components[index + 1];
