@@ -94,10 +94,11 @@ fn render(options: &BenchOptions, rows: &[(&str, Measured, Option<Measured>)], e
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nsynthesis benchmark: {}, {} search space, {} thread(s), cold, empty database\n",
+        "\nsynthesis benchmark: {}, {} search space, {} thread(s), cold, empty database; on {}\n",
         options.target.name(),
         options.space,
-        options.threads
+        options.threads,
+        cpu_name()
     );
     let _ = writeln!(out, "| Spec | time | Specs searched | peak memory | cost | exact cost | gap | warm query |");
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
@@ -211,6 +212,18 @@ pub fn run_one(args: &[String]) -> Result<(), String> {
         "finished={finished} seconds={seconds:.3} specs={specs} peak_mib={peak_mib:.1} cost={cost} warm_ms={warm}"
     );
     Ok(())
+}
+
+/// This machine's CPU model and logical CPUs, from `/proc/cpuinfo` ("an unknown CPU"
+/// elsewhere): every figure names the CPU it was measured on.
+fn cpu_name() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info.lines().find_map(|l| l.strip_prefix("model name")).and_then(|l| l.split_once(':'));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match model {
+        Some((_, name)) => format!("{} ({cpus} logical CPUs)", name.trim()),
+        None => "an unknown CPU".to_owned(),
+    }
 }
 
 /// Peak resident memory of this process in MiB, from `/proc/self/status` (NaN elsewhere).

@@ -145,7 +145,7 @@ fn watch(
         if start.elapsed() >= next_progress {
             let entries: usize = views.iter().map(ResultsView::entries).sum();
             eprintln!(
-                "morello: searching for {}: {} of {total} kernel(s) done, {entries} Specs solved so far, {:.0} s",
+                "morello: searching for {}: {} of {total} kernel(s) done, {entries} Specs answered so far, {:.0} s",
                 target.name,
                 done.load(Ordering::SeqCst),
                 start.elapsed().as_secs_f64()

@@ -50,7 +50,7 @@ use morello_build::precompute::{MatmulFamily, precompute};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
-use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
+use morello_core::search::{ResultsView, SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::syntax::run_schedule;
 use morello_core::target::{Target, TargetId};
@@ -192,7 +192,8 @@ fn synthesize(
         path.display()
     );
     let how = if scheduled.is_some() { "scheduled" } else { "synthesized" };
-    let result = with_heartbeat(|| match scheduled {
+    let progress = synth.results_view();
+    let result = with_heartbeat(&progress, || match scheduled {
         Some(partial) => partial.synthesize_all(&mut synth).map_err(|e| e.to_string()),
         None => synth.synthesize(&spec).map_err(|e| e.to_string()),
     });
@@ -230,15 +231,16 @@ fn synthesize(
 /// The exported name of the kernel `synthesize --emit-c` writes.
 const EMITTED_SYMBOL: &str = "kernel";
 
-/// Runs `work`, printing the elapsed time to stderr every [`HEARTBEAT`] until it returns, so a
-/// search of many minutes shows it is alive.
-fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
+/// Runs `work`, printing the elapsed time and the Specs `progress` has solved to stderr every
+/// [`HEARTBEAT`] until it returns, so a long search shows how far it has got.
+fn with_heartbeat<R>(progress: &ResultsView, work: impl FnOnce() -> R) -> R {
     let (done, wait) = std::sync::mpsc::channel::<()>();
     let start = Instant::now();
     std::thread::scope(|scope| {
         scope.spawn(move || {
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(HEARTBEAT) {
-                eprintln!("  still searching after {} s", start.elapsed().as_secs());
+                let (solved, secs) = (progress.entries(), start.elapsed().as_secs());
+                eprintln!("  still searching after {secs} s: {solved} Specs answered so far");
             }
         });
         let result = work();
@@ -248,7 +250,7 @@ fn with_heartbeat<R>(work: impl FnOnce() -> R) -> R {
 }
 
 /// How often [`with_heartbeat`] reports.
-const HEARTBEAT: Duration = Duration::from_secs(30);
+const HEARTBEAT: Duration = Duration::from_secs(5);
 
 /// Results found with slack or in a narrowed space are not optima: a file named for one
 /// search mode (see [`database::path`]) must not receive another's.
