@@ -3,11 +3,11 @@
 //! one table: time, Specs searched, peak memory, cost, and the gap to the exact optimum where
 //! an exact search (the full search space) finishes within its own time limit.
 
-use crate::cli::number;
+use crate::cli::{number, target_id};
 use morello_core::cost::impl_cost;
 use morello_core::db::{Database, file};
 use morello_core::search::{SearchSpace, Synthesizer};
-use morello_core::suite::{SuiteSpec, suite};
+use morello_core::suite::{SuiteSpec, peak_resident_mib, suite};
 use morello_core::target::TargetId;
 use std::fmt::Write as _;
 use std::process::Command;
@@ -188,7 +188,7 @@ pub fn run_one(args: &[String]) -> Result<(), String> {
     let finished = !synth.timed_out();
     let cost = result.as_ref().ok().and_then(|imp| impl_cost(imp, target)).map(|c| c.main);
     let specs = synth.stats().specs_solved;
-    let peak_mib = peak_rss_mib();
+    let peak_mib = peak_resident_mib();
     let mut warm_ms = None;
     if finished {
         let path = std::env::temp_dir().join(format!("morello-bench-{}.morellodb", std::process::id()));
@@ -226,16 +226,6 @@ fn cpu_name() -> String {
     }
 }
 
-/// Peak resident memory of this process in MiB, from `/proc/self/status` (NaN elsewhere).
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: Option<f64> = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
-    kib.map_or(f64::NAN, |k| k / 1024.0)
-}
-
 /// The options `args` ask for.
 fn parse(args: &[String]) -> Result<BenchOptions, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -251,10 +241,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
     while let Some(flag) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("`--{name}` needs a value"));
         match flag.as_str() {
-            "--target" => {
-                let name = value("target")?;
-                options.target = TargetId::from_name(&name).ok_or_else(|| format!("unknown target `{name}`"))?;
-            }
+            "--target" => options.target = target_id(&value("target")?)?,
             "--space" => options.space = value("space")?.parse().map_err(|e| format!("--space: {e}"))?,
             "--threads" => options.threads = number(&value("threads")?, "threads")?.max(1) as usize,
             "--limit" => options.limit = Duration::from_secs(number(&value("limit")?, "limit")?),
@@ -271,10 +258,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(text: &str) -> Vec<String> {
-        text.split_whitespace().map(str::to_owned).collect()
-    }
+    use crate::cli::args;
 
     #[test]
     fn options_parse_and_bad_ones_are_named() {

@@ -1,6 +1,6 @@
 //! `morello-db fuzz`: the differential fuzzer's command line (see [`morello_core::fuzz`]).
 
-use crate::cli::number;
+use crate::cli::{number, target_id};
 use morello_core::fuzz::{self, FuzzOptions};
 use morello_core::harness::CCompiler;
 use morello_core::target::TargetId;
@@ -41,10 +41,7 @@ fn parse(args: &[String]) -> Result<FuzzOptions, String> {
             "--seed" => options.seed = number(&value("seed")?, "seed")?,
             "--batch" => options.batch = number(&value("batch")?, "batch")?.max(1) as usize,
             "--max-specs" => options.max_specs = number(&value("max-specs")?, "max-specs")?,
-            "--target" => {
-                let name = value("target")?;
-                options.target = TargetId::from_name(&name).ok_or_else(|| format!("unknown target `{name}`"))?;
-            }
+            "--target" => options.target = target_id(&value("target")?)?,
             "--sanitize" => options.sanitize = true,
             "--no-reduce" => options.reduce = false,
             "--compile-only" => options.compile_only = true,
@@ -62,10 +59,7 @@ fn parse(args: &[String]) -> Result<FuzzOptions, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(text: &str) -> Vec<String> {
-        text.split_whitespace().map(str::to_owned).collect()
-    }
+    use crate::cli::args;
 
     #[test]
     fn options_parse_and_bad_ones_are_named() {

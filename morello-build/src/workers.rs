@@ -123,11 +123,12 @@ fn watch(
     done: &AtomicUsize,
     total: usize,
 ) -> usize {
+    let answered = || views.iter().map(ResultsView::entries).sum::<usize>();
     let start = Instant::now();
-    let (mut last_save, mut saved_entries) = (start, views.iter().map(ResultsView::entries).sum::<usize>());
+    let (mut last_save, mut saved_entries) = (start, answered());
     let mut next_progress = PROGRESS_EVERY;
     let mut save_if_due = |last_save: &mut Instant| {
-        let entries: usize = views.iter().map(ResultsView::entries).sum();
+        let entries = answered();
         if let Some(checkpoint) = checkpoint
             && entries > saved_entries
             && last_save.elapsed() >= checkpoint.every
@@ -143,7 +144,7 @@ fn watch(
         std::thread::sleep(WATCH_TICK);
         saved_while_busy += usize::from(save_if_due(&mut last_save));
         if start.elapsed() >= next_progress {
-            let entries: usize = views.iter().map(ResultsView::entries).sum();
+            let entries = answered();
             eprintln!(
                 "morello: searching for {}: {} of {total} kernel(s) done, {entries} Specs answered so far, {:.0} s",
                 target.name,

@@ -19,6 +19,7 @@
 use morello_core::db::{Database, file};
 use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
+use morello_core::suite::peak_resident_mib;
 use morello_core::target::X86_AVX512;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -36,17 +37,6 @@ fn spec(n: u32) -> Spec {
     let text =
         format!("Matmul(1x{n}x{n}x{n}, (f32, GL, row_major), (f32, GL, row_major), (f32, GL, row_major), serial)");
     Spec::parse_for(&text, &X86_AVX512).unwrap().with_limits(X86_AVX512.max_limits())
-}
-
-/// Peak resident memory of this process, from `/proc/self/status`.
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(f64::NAN);
-    kib / 1024.0
 }
 
 /// One size, in this process: prints one `key=value` line for the parent.
@@ -68,7 +58,7 @@ fn child(n: u32, limit: Duration, variant: SearchMode, threads: usize) {
     file::save(&mut db, &path).expect("saving the database");
     let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
     drop(db);
-    let peak = peak_rss_mib();
+    let peak = peak_resident_mib();
 
     let (mut warm_ms, mut warm_query_ms) = (f64::NAN, f64::NAN);
     if finished {

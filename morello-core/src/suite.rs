@@ -25,10 +25,25 @@ impl SuiteSpec {
     }
 }
 
+/// The Spec `text` named `name`.
+fn named(name: &'static str, text: &str) -> SuiteSpec {
+    SuiteSpec { name, text: text.to_owned() }
+}
+
 /// A Matmul `b×m×k×n` with inputs of `input` and output of `output` dtype.
 fn matmul(name: &'static str, [b, m, k, n]: [u32; 4], input: &str, output: &str) -> SuiteSpec {
-    let text = format!("Matmul({b}x{m}x{k}x{n}, ({input}, GL), ({input}, GL), ({output}, GL), serial)");
-    SuiteSpec { name, text }
+    named(name, &format!("Matmul({b}x{m}x{k}x{n}, ({input}, GL), ({input}, GL), ({output}, GL), serial)"))
+}
+
+/// Peak resident memory of this process in MiB, from `/proc/self/status` (NaN where that
+/// does not exist): what a synthesis benchmark run in a process of its own reports.
+pub fn peak_resident_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: Option<f64> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+    kib.map_or(f64::NAN, |k| k / 1024.0)
 }
 
 /// The suite, smallest searches first.
@@ -39,27 +54,20 @@ pub fn suite() -> Vec<SuiteSpec> {
         f32_matmul("matmul 64^3", [1, 64, 64, 64]),
         f32_matmul("matmul 100^3", [1, 100, 100, 100]),
         f32_matmul("matmul 3x64^3", [3, 64, 64, 64]),
-        SuiteSpec { name: "softmax 8x512", text: "Softmax(8x512, scan=1, (f32, GL), (f32, GL), serial)".to_owned() },
-        SuiteSpec {
-            name: "matmul-softmax-matmul 64",
-            text: "Compose([Matmul(1x64x64x64), Softmax(1x64x64, scan=2) -> f32, Matmul(1x64x64x64) -> f32], \
-                   (f32, GL), (f32, GL), (f32, GL), (f32, GL), serial)"
-                .to_owned(),
-        },
-        SuiteSpec {
-            name: "conv 1x8x3x30x30x3x3",
-            text: "Conv(1x8x3x30x30x3x3, (f32, GL), (f32, GL), (f32, GL), serial)".to_owned(),
-        },
+        named("softmax 8x512", "Softmax(8x512, scan=1, (f32, GL), (f32, GL), serial)"),
+        named(
+            "matmul-softmax-matmul 64",
+            "Compose([Matmul(1x64x64x64), Softmax(1x64x64, scan=2) -> f32, Matmul(1x64x64x64) -> f32], \
+             (f32, GL), (f32, GL), (f32, GL), (f32, GL), serial)",
+        ),
+        named("conv 1x8x3x30x30x3x3", "Conv(1x8x3x30x30x3x3, (f32, GL), (f32, GL), (f32, GL), serial)"),
         f32_matmul("matmul 128^3", [1, 128, 128, 128]),
         f32_matmul("matmul 8x512x512", [1, 8, 512, 512]),
         f32_matmul("matmul 1x2048x16384", [1, 1, 2048, 16384]),
         bf16_matmul("matmul 1x2048x16384 bf16", [1, 1, 2048, 16384]),
         bf16_matmul("matmul 7x768x3072 bf16", [1, 7, 768, 3072]),
         f32_matmul("matmul 256^3", [1, 256, 256, 256]),
-        SuiteSpec {
-            name: "conv 1x64x64x56x56x3x3",
-            text: "Conv(1x64x64x56x56x3x3, (f32, GL), (f32, GL), (f32, GL), serial)".to_owned(),
-        },
+        named("conv 1x64x64x56x56x3x3", "Conv(1x64x64x56x56x3x3, (f32, GL), (f32, GL), (f32, GL), serial)"),
         f32_matmul("matmul 512^3", [1, 512, 512, 512]),
         f32_matmul("matmul 1024^3", [1, 1024, 1024, 1024]),
         f32_matmul("matmul 2048^3", [1, 2048, 2048, 2048]),

@@ -81,6 +81,15 @@ fn small_specs_match_exhaustive_dynamic_programming() {
 /// Spec held in L2 (a streamed fill, `cost::streamed_line_weight`). The search agrees with the
 /// reference on such Specs in f32, bf16 and u8, with the output in L1, in global memory and in
 /// registers along `n` and along `m`, on AVX2 and AVX-512, and the bound is below the optimum.
+/// Checks `text` (a satisfiable Spec with limits) against both reference searches, and that
+/// its lower bound is at most its optimum on `target`.
+fn check_bound_below_optimum(text: &str, target: &'static Target) {
+    let spec = Spec::parse_for(text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
+    let optimum = check_on(text, target).optimum.unwrap_or_else(|| panic!("{text} is satisfiable"));
+    let bound = spec_lower_bound(spec.logical(), target);
+    assert!(bound <= optimum, "{text}: bound {bound} above the optimum {optimum} on {}", target.name);
+}
+
 #[test]
 fn l1_read_bounds_match_exhaustive_dynamic_programming() {
     let limits = "[16, 256, 512, 1024]";
@@ -100,11 +109,7 @@ fn l1_read_bounds_match_exhaustive_dynamic_programming() {
         ("Matmul(1x2x2x8, (f32, L1), (f32, L1), (f32, L1))", &X86_AVX2),
         ("Matmul(1x2x2x16, (f32, L1), (f32, L1), (f32, L1))", &X86_AVX512),
     ] {
-        let text = format!("({text}, {limits})");
-        let spec = Spec::parse_for(&text, target).unwrap();
-        let optimum = check_on(&text, target).optimum.unwrap_or_else(|| panic!("{text} is satisfiable"));
-        let bound = spec_lower_bound(spec.logical(), target);
-        assert!(bound <= optimum, "{text}: bound {bound} above the optimum {optimum} on {}", target.name);
+        check_bound_below_optimum(&format!("({text}, {limits})"), target);
     }
 }
 
@@ -335,10 +340,6 @@ fn conv_bounds_match_exhaustive_dynamic_programming() {
         ("Conv(1x16x1x1x2x1x2, (f32, GL), (f32, GL), (f32, GL))", &X86_AVX512),
         ("ConvAccum(1x16x2x1x1x2x1, (f32, L1), (f32, L1), (f32, L1))", &X86_AVX512),
     ] {
-        let text = format!("({text}, {limits})");
-        let spec = Spec::parse_for(&text, target).unwrap_or_else(|e| panic!("{text}: {e}"));
-        let optimum = check_on(&text, target).optimum.unwrap_or_else(|| panic!("{text} is satisfiable"));
-        let bound = spec_lower_bound(spec.logical(), target);
-        assert!(bound <= optimum, "{text}: bound {bound} above the optimum {optimum} on {}", target.name);
+        check_bound_below_optimum(&format!("({text}, {limits})"), target);
     }
 }
