@@ -72,6 +72,7 @@ pub mod fuzz_command;
 pub mod precompute;
 mod report;
 mod scan;
+pub mod shard;
 mod workers;
 
 pub use morello_core::search::SearchSpace;

@@ -82,7 +82,9 @@ pub fn precompute(
         }
         let specs = family.stage(*log2, target);
         let start = Instant::now();
-        db = run_stage(db, &specs, space, jobs, &label, start, progress)?;
+        for synth in run_stage(&db, &specs, space, jobs, &label, start, progress)? {
+            synth.record_into(&mut db);
+        }
         db.complete_stage(name);
         file::save(&mut db, path).map_err(|e| e.to_string())?;
         let _ = writeln!(progress, "\r{label}: {} Specs in {:.1?}, saved{:20}", specs.len(), start.elapsed(), "");
@@ -90,17 +92,22 @@ pub fn precompute(
     Ok(db)
 }
 
+/// The stages of `family` not yet recorded in `db`, smallest first.
+pub fn pending_stages(family: &MatmulFamily, db: &Database) -> Vec<(u32, String)> {
+    family.stages().filter(|(_, name)| !db.stage_done(name)).collect()
+}
+
 /// Solves `specs`, split round-robin over `jobs` threads, each reading a copy of `db`;
-/// returns `db` with what every thread solved added.
-fn run_stage(
-    db: Database,
+/// returns each thread's synthesizer, holding what it solved.
+pub(crate) fn run_stage(
+    db: &Database,
     specs: &[Spec],
     space: SearchSpace,
     jobs: usize,
     label: &str,
     start: Instant,
     progress: &mut dyn Write,
-) -> Result<Database, String> {
+) -> Result<Vec<Synthesizer>, String> {
     let jobs = jobs.clamp(1, specs.len().max(1));
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<Synthesizer> = std::thread::scope(|scope| {
@@ -136,11 +143,7 @@ fn run_stage(
             .map(|h| h.join().map_err(|_| "a synthesis thread panicked".to_owned()))
             .collect::<Result<_, _>>()
     })?;
-    let mut merged = db;
-    for synth in &results {
-        synth.record_into(&mut merged);
-    }
-    Ok(merged)
+    Ok(results)
 }
 
 /// A 20-character progress bar.

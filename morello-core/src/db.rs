@@ -10,6 +10,7 @@
 //! header, atomic writes, a lock file for sharing); [`crate::search::Synthesizer`] reads it
 //! before searching and records what it solves.
 
+pub mod compare;
 pub mod file;
 pub mod key;
 pub mod stored;
@@ -107,17 +108,23 @@ impl Database {
         self.tables.entry(location.key).or_default().put(lo, hi, &value)
     }
 
-    /// Copies every rectangle of `other` (a database of the same target) into this one;
-    /// where both have an answer, this one's is kept.
+    /// Copies every rectangle of `other` (a database of the same target) into this one, and
+    /// its completed stages; where both have an answer, this one's is kept.
     pub fn absorb(&mut self, other: &Database) {
+        self.absorb_answers(other);
+        for stage in &other.stages {
+            self.complete_stage(stage);
+        }
+    }
+
+    /// Copies every rectangle of `other` (a database of the same target) into this one, but
+    /// not its completed stages; where both have an answer, this one's is kept.
+    pub fn absorb_answers(&mut self, other: &Database) {
         for (key, table) in &other.tables {
             let mine = self.tables.entry(key.clone()).or_default();
             for rect in table.iter() {
                 mine.put(rect.lo, rect.hi, &rect.value);
             }
-        }
-        for stage in &other.stages {
-            self.complete_stage(stage);
         }
     }
 

@@ -1,7 +1,10 @@
 //! `morello-db`: fill and inspect Morello synthesis databases.
 //!
 //! ```text
-//! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--space fast] [--jobs 2] [--db FILE]
+//! morello-db precompute --target avx512 --matmul 64 [--dtype f32] [--space fast] [--jobs 2] [--db FILE] [--shard I/N --out FILE [--stage NAME]]
+//! morello-db stages --target avx512 --matmul 64 [--dtype f32] [--space fast] [--db FILE]
+//! morello-db merge --target avx512 [--space fast] [--db FILE] SHARD_FILE...
+//! morello-db compare --target avx512 [--space fast] [--matmul 64 [--dtype f32]] --db FILE OTHER_FILE
 //! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
@@ -18,6 +21,16 @@
 //! clang, the reference evaluator; see `morello_core::fuzz`), prints every failure reduced and
 //! as a ready regression test, then `N cases, M mismatches` and the cases per family. It exits
 //! with failure when any case failed.
+//!
+//! `precompute` fills a database with a family of Matmuls, bottom-up in stages (see
+//! `morello_build::precompute`). To spread a stage over many machines, run `precompute --shard
+//! I/N --out FILE` for every `I` in `0..N` (each reads `--db` and writes only what it solved to
+//! its own `FILE`; with `--stage NAME` it checks that `NAME` is the stage it solves), then
+//! `merge` the `N` files into `--db`, which records the stage as done; `stages` prints the
+//! stages still to do, one per line. `compare` checks that two databases give the same costs
+//! where both answer (e.g. one filled in shards and one by a single process) and, with
+//! `--matmul`, that both answer every Spec of the family; it fails if not. `deploy/` drives this loop with Ray, a Kubernetes Indexed
+//! Job or a Slurm array.
 //!
 //! `synthesize` searches one Spec into the database, for shapes whose search is too slow for a
 //! build script: a later build (or `MORELLO_OFFLINE=1` build) against the same file finds it.
@@ -46,7 +59,8 @@
 //! workspace use.
 
 use morello_build::database;
-use morello_build::precompute::{MatmulFamily, precompute};
+use morello_build::precompute::{MatmulFamily, pending_stages, precompute};
+use morello_build::shard::{Shard, precompute_shard};
 use morello_core::db::Database;
 use morello_core::db::file::{self, LoadReport};
 use morello_core::dtype::Dtype;
@@ -60,7 +74,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
-  morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--space <fast|full|fixed-output-layouts>] [--jobs N] [--db FILE]
+  morello-db precompute --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--space <fast|full|fixed-output-layouts>] [--jobs N] [--db FILE] [--shard I/N --out FILE [--stage NAME]]
+  morello-db stages --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--space <fast|full|fixed-output-layouts>] [--db FILE]
+  morello-db merge --target <avx2|avx512|portable> [--space <fast|full|fixed-output-layouts>] [--db FILE] SHARD_FILE...
+  morello-db compare --target <avx2|avx512|portable> [--space <fast|full|fixed-output-layouts>] [--matmul <max size> [--dtype f32]] --db FILE OTHER_FILE
   morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--db FILE]
   morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
@@ -90,9 +107,12 @@ fn run(args: Vec<String>) -> Result<(), String> {
             false => Err("some cases failed (see above)".to_owned()),
         };
     }
-    let options = parse_options(options)?;
+    let (options, files) = parse_options(options, ["merge", "compare"].contains(&command.as_str()))?;
     let allowed: &[&str] = match command.as_str() {
-        "precompute" => &["target", "matmul", "dtype", "space", "jobs", "db"],
+        "precompute" => &["target", "matmul", "dtype", "space", "jobs", "db", "shard", "out", "stage"],
+        "stages" => &["target", "matmul", "dtype", "space", "db"],
+        "merge" => &["target", "space", "db"],
+        "compare" => &["target", "space", "db", "matmul", "dtype"],
         "synthesize" => {
             &["target", "spec", "deadline", "slack", "space", "threads", "schedule", "db", "emit-c", "explain"]
         }
@@ -121,27 +141,39 @@ fn run(args: Vec<String>) -> Result<(), String> {
     });
     match command.as_str() {
         "precompute" => {
-            let max = number(&options, "matmul")?.ok_or("precompute needs --matmul <max size>")?;
-            if !max.is_power_of_two() {
-                return Err(format!("--matmul {max} is not a power of two"));
-            }
-            let dtype = match options.get("dtype") {
-                None => Dtype::F32,
-                Some(name) => Dtype::from_name(name).ok_or_else(|| format!("unknown dtype `{name}`"))?,
-            };
+            let family = matmul_family(&options)?;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let jobs = number(&options, "jobs")?.map_or(cores, |j| j as usize);
+            if let Some(shard) = options.get("shard") {
+                return precompute_one_shard(&options, shard, family, target, mode, &path, jobs);
+            }
+            if let Some(name) = ["out", "stage"].into_iter().find(|name| options.contains_key(*name)) {
+                return Err(format!("--{name} goes with --shard I/N"));
+            }
             eprintln!(
-                "precomputing Matmuls up to {max} ({}) for {} into {}",
-                dtype.name(),
+                "precomputing Matmuls up to {} ({}) for {} into {}",
+                family.max,
+                family.dtype.name(),
                 target.name,
                 path.display()
             );
-            let family = MatmulFamily { max, dtype };
             let db = precompute(family, target, mode.space, &path, jobs, &mut std::io::stderr())?;
             print_stats(&db, &path);
             Ok(())
         }
+        "stages" => {
+            let family = matmul_family(&options)?;
+            let (db, report) = file::load(&path, target);
+            if let LoadReport::Rebuilt(reason) = report {
+                return Err(reason.to_string());
+            }
+            for (_, name) in pending_stages(&family, &db) {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        "merge" => merge_shards(&files, target, mode, &path),
+        "compare" => compare(&options, &files, target, mode, &path),
         "synthesize" => synthesize(&options, target, mode, &path),
         "stats" => {
             let (db, report) = file::load(&path, target);
@@ -266,15 +298,126 @@ fn check_mode_in_name(file: &Path, target: &Target, mode: SearchMode) -> Result<
     ))
 }
 
-fn parse_options(args: &[String]) -> Result<BTreeMap<String, String>, String> {
+/// `--name value` pairs, then (where `files` allows) the arguments after them.
+fn parse_options(args: &[String], files: bool) -> Result<(BTreeMap<String, String>, Vec<String>), String> {
     let mut out = BTreeMap::new();
     let mut it = args.iter();
     while let Some(flag) = it.next() {
-        let name = flag.strip_prefix("--").ok_or_else(|| format!("unexpected argument `{flag}`\n{USAGE}"))?;
+        let Some(name) = flag.strip_prefix("--") else {
+            if files {
+                let rest = std::iter::once(flag).chain(it).cloned().collect();
+                return Ok((out, rest));
+            }
+            return Err(format!("unexpected argument `{flag}`\n{USAGE}"));
+        };
         let value = it.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
         out.insert(name.to_owned(), value.clone());
     }
-    Ok(out)
+    Ok((out, Vec::new()))
+}
+
+/// The Matmul family `--matmul` and `--dtype` name.
+fn matmul_family(options: &BTreeMap<String, String>) -> Result<MatmulFamily, String> {
+    let max = number(options, "matmul")?.ok_or("--matmul <max size> is required: the family's largest dimension")?;
+    if !max.is_power_of_two() {
+        return Err(format!("--matmul {max} is not a power of two"));
+    }
+    let dtype = match options.get("dtype") {
+        None => Dtype::F32,
+        Some(name) => Dtype::from_name(name).ok_or_else(|| format!("unknown dtype `{name}`"))?,
+    };
+    Ok(MatmulFamily { max, dtype })
+}
+
+/// `morello-db precompute --shard I/N --out FILE`: one shard of the next stage.
+fn precompute_one_shard(
+    options: &BTreeMap<String, String>,
+    shard: &str,
+    family: MatmulFamily,
+    target: &'static Target,
+    mode: SearchMode,
+    base: &Path,
+    jobs: usize,
+) -> Result<(), String> {
+    let shard: Shard = shard.parse().map_err(|e| format!("--shard: {e}"))?;
+    let out = options.get("out").ok_or("--shard needs --out FILE, where the shard's answers go")?;
+    let out = Path::new(out);
+    check_mode_in_name(out, target, mode)?;
+    let expected = options.get("stage").map(String::as_str);
+    match precompute_shard(family, target, mode.space, base, shard, expected, out, jobs, &mut std::io::stderr())? {
+        Some(stage) => println!("{stage}"),
+        None => println!("every stage is done"),
+    }
+    Ok(())
+}
+
+/// `morello-db compare`: whether the database at `path` and the one file in `files` give the
+/// same costs where both answer, and (with `--matmul`) both answer every Spec of the family.
+fn compare(
+    options: &BTreeMap<String, String>,
+    files: &[String],
+    target: &'static Target,
+    mode: SearchMode,
+    path: &Path,
+) -> Result<(), String> {
+    let [other] = files else {
+        return Err(format!("compare needs one file to compare --db with\n{USAGE}"));
+    };
+    let [mine, theirs] = [path, Path::new(other)].map(|file| -> Result<Database, String> {
+        check_mode_in_name(file, target, mode)?;
+        match file::load(file, target) {
+            (db, LoadReport::Loaded) => Ok(db),
+            (_, LoadReport::Missing) => Err(format!("{} does not exist", file.display())),
+            (_, LoadReport::Rebuilt(reason)) => Err(format!("{}: {reason}", file.display())),
+        }
+    });
+    let (mine, theirs) = (mine?, theirs?);
+    let c = mine.compare(&theirs);
+    println!(
+        "{} points compared: {} same, {} equally good decisions, {} different costs, {} answered by one only",
+        c.points, c.same, c.ties, c.different, c.missing
+    );
+    if !c.agrees() {
+        return Err(format!("{} and {other} give different answers", path.display()));
+    }
+    if options.contains_key("matmul") {
+        let family = matmul_family(options)?;
+        let specs: Vec<Spec> = family.stages().flat_map(|(log2, _)| family.stage(log2, target)).collect();
+        for spec in &specs {
+            let [a, b] = [&mine, &theirs].map(|db| db.get(spec).map(|e| e.decision.map(|d| d.cost.main)));
+            if a.is_none() || a != b {
+                return Err(format!("{spec}: {} answers {a:?}, {other} {b:?}", path.display()));
+            }
+        }
+        println!("all {} Specs of the family answered by both, at the same cost", specs.len());
+    }
+    Ok(())
+}
+
+/// `morello-db merge`: shard files into the database at `path`.
+fn merge_shards(files: &[String], target: &'static Target, mode: SearchMode, path: &Path) -> Result<(), String> {
+    if files.is_empty() {
+        return Err(format!("merge needs the shard files to merge\n{USAGE}"));
+    }
+    let mut shards = Vec::new();
+    for name in files {
+        check_mode_in_name(Path::new(name), target, mode)?;
+        let (db, report) = file::load(Path::new(name), target);
+        match report {
+            LoadReport::Loaded => shards.push((name.clone(), db)),
+            LoadReport::Missing => return Err(format!("{name} does not exist")),
+            LoadReport::Rebuilt(reason) => return Err(format!("{name}: {reason}")),
+        }
+    }
+    let (mut db, report) = file::load(path, target);
+    if let LoadReport::Rebuilt(reason) = report {
+        return Err(reason.to_string());
+    }
+    let completed = morello_build::shard::merge(&mut db, &shards)?;
+    database::save(&mut db, path)?;
+    eprintln!("merged {} shard file(s); stage(s) done: {}", files.len(), completed.join(", "));
+    print_stats(&db, path);
+    Ok(())
 }
 
 fn target(options: &BTreeMap<String, String>) -> Result<&'static Target, String> {
