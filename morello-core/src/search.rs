@@ -595,6 +595,12 @@ impl Synthesizer {
                     continue;
                 }
             };
+            if node.children().iter().any(|child| child.spec.logical() == spec.logical()) {
+                // A child is this Spec again at limits no higher, so it costs at least this
+                // Spec's optimum: the rewrite, one level deeper, can never be the answer.
+                learned[index] = Learned::NEVER;
+                continue;
+            }
             // The node is evaluated beside its Spec: an `Impl` would clone the Spec per rewrite.
             // Most rewrites exceed the threshold on their children's static bounds alone, which
             // need no memo lookup.
