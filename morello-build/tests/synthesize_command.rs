@@ -169,3 +169,24 @@ fn synthesize_costs_a_hand_schedule_and_searches_only_what_it_leaves() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn profile_prints_where_a_cold_search_went() {
+    let (dir, path) = scratch_database("profile");
+    let db = path.to_str().unwrap();
+    let args = ["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--threads", "1", "--profile", "3"];
+    let (ok, _, stderr) = morello_db(&args);
+    assert!(ok, "{stderr}");
+    // The same search in process: the table's rows are its three most searched kinds.
+    let mut synth = default_synthesizer();
+    synth.set_threads(1);
+    synth.enable_profile();
+    let spec = Spec::parse_for(SPEC, &X86_AVX512).unwrap().with_limits(X86_AVX512.max_limits());
+    synth.optimal_cost(&spec).unwrap();
+    let expected = synth.profile().unwrap().table(3);
+    assert!(stderr.contains("where the search went") && stderr.contains(&expected), "{stderr}\n{expected}");
+    let (ok, _, stderr) =
+        morello_db(&["synthesize", "--target", "avx512", "--db", db, "--spec", SPEC, "--profile", "x"]);
+    assert!(!ok && stderr.contains("--profile x is not a number"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -67,6 +67,7 @@ mod learned;
 mod memo;
 mod mode;
 mod parallel;
+mod profile;
 mod registers;
 mod shared_memo;
 mod slack;
@@ -82,6 +83,8 @@ use memo::Probe;
 pub use memo::{Decision, Entry, Memo};
 pub use mode::SearchMode;
 use parallel::CandidateOrder;
+use profile::SearchProfile;
+pub use profile::{KindProfile, ProfileSummary, SpecKind};
 use shared_memo::SharedMemo;
 pub use slack::{ParseSlackError, Slack};
 pub use space::{ParseSearchSpaceError, SearchSpace};
@@ -166,6 +169,8 @@ pub struct Synthesizer {
     stop: Option<Arc<AtomicBool>>,
     /// Where this synthesizer's searches accept idle threads of other synthesizers.
     assist: Option<AssistBoard>,
+    /// The searches counted by kind, shared with the helpers, when enabled.
+    profile: Option<Arc<SearchProfile>>,
 }
 
 /// The result of solving a Spec under a budget.
@@ -215,6 +220,7 @@ impl Synthesizer {
             helper: 0,
             stop: None,
             assist: None,
+            profile: None,
         }
     }
 
@@ -289,6 +295,17 @@ impl Synthesizer {
     /// Work counters.
     pub fn stats(&self) -> SynthesisStats {
         self.stats
+    }
+
+    /// Counts every search from now on by kind of Spec, for [`Synthesizer::profile`].
+    pub fn enable_profile(&mut self) {
+        self.profile.get_or_insert_with(Arc::default);
+    }
+
+    /// The searches counted since [`Synthesizer::enable_profile`] (by this synthesizer and the
+    /// threads that helped it), or `None` if it was not called.
+    pub fn profile(&self) -> Option<ProfileSummary> {
+        self.profile.as_ref().map(|p| p.summary())
     }
 
     /// A copy of the memo table.
@@ -420,6 +437,9 @@ impl Synthesizer {
         }
         self.stats.specs_solved += 1;
         let result = self.search(spec, budget, floor);
+        if let Some(profile) = &self.profile {
+            profile.record(spec.logical(), matches!(result, SearchResult::Solved(..)));
+        }
         if self.timed_out {
             // Children were cut short: nothing found now is known to be optimal.
             return Outcome::Exceeds(u64::MAX);

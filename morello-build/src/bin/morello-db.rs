@@ -5,7 +5,7 @@
 //! morello-db stages --target avx512 --matmul 64 [--dtype f32] [--space fast] [--db FILE]
 //! morello-db merge --target avx512 [--space fast] [--db FILE] SHARD_FILE...
 //! morello-db compare --target avx512 [--space fast] [--matmul 64 [--dtype f32]] --db FILE OTHER_FILE
-//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE]
+//! morello-db synthesize --target avx512 --spec "Matmul(1x256x256x256, (f32, GL), (f32, GL), (f32, GL), serial)" [--deadline SECS] [--slack PERCENT] [--space SPACE] [--threads N] [--schedule "<steps>"] [--db FILE] [--emit-c FILE] [--explain FILE] [--profile N]
 //! morello-db stats --target avx512 [--slack PERCENT] [--space SPACE] [--db FILE]
 //! morello-db fuzz [--cases N] [--seed S] [--target avx2] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
 //! morello-db bench [--target avx2] [--space fast] [--threads N] [--limit SECS] [--exact-limit SECS] [--only TEXT]
@@ -51,7 +51,10 @@
 //! synthesize_all;"`), the Spec is implemented by those steps and the search implements only
 //! the Specs they leave, whether or not the steps end with `synthesize_all`. The cost, C and
 //! tree are then the schedule's, to set what the model makes of a hand plan beside the search's
-//! optimum (the same command without `--schedule`).
+//! optimum (the same command without `--schedule`). With `--profile N`, it also prints where
+//! the search went: the `N` most searched kinds of Spec (primitive, operand levels, volume)
+//! with their searches, the share that exceeded their budget and the distinct Specs among them
+//! (`morello_core::search::ProfileSummary`), for work on the search itself.
 //!
 //! Without `--db`, the file is `<dir>/<target>.fast.morellodb` (`<target>.morellodb` for the
 //! full space; `<target>.slack<P>.fast.morellodb` with slack, and so on for the other spaces)
@@ -78,7 +81,7 @@ const USAGE: &str = "usage:
   morello-db stages --target <avx2|avx512|portable> --matmul <max size> [--dtype f32] [--space <fast|full|fixed-output-layouts>] [--db FILE]
   morello-db merge --target <avx2|avx512|portable> [--space <fast|full|fixed-output-layouts>] [--db FILE] SHARD_FILE...
   morello-db compare --target <avx2|avx512|portable> [--space <fast|full|fixed-output-layouts>] [--matmul <max size> [--dtype f32]] --db FILE OTHER_FILE
-  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-]
+  morello-db synthesize --target <avx2|avx512|portable> --spec \"<Spec>\" [--deadline SECS] [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--threads N] [--schedule \"<steps>\"] [--db FILE] [--emit-c FILE] [--explain FILE|-] [--profile N]
   morello-db stats --target <avx2|avx512|portable> [--slack PERCENT] [--space <fast|full|fixed-output-layouts>] [--db FILE]
   morello-db fuzz [--cases N] [--seed S] [--target <avx2|avx512|portable>] [--sanitize] [--batch N] [--max-specs N] [--no-reduce] [--compile-only]
   morello-db bench [--target <avx2|avx512>] [--space <fast|full|fixed-output-layouts>] [--threads N] [--limit SECS] [--exact-limit SECS] [--only TEXT]";
@@ -113,9 +116,9 @@ fn run(args: Vec<String>) -> Result<(), String> {
         "stages" => &["target", "matmul", "dtype", "space", "db"],
         "merge" => &["target", "space", "db"],
         "compare" => &["target", "space", "db", "matmul", "dtype"],
-        "synthesize" => {
-            &["target", "spec", "deadline", "slack", "space", "threads", "schedule", "db", "emit-c", "explain"]
-        }
+        "synthesize" => &[
+            "target", "spec", "deadline", "slack", "space", "threads", "schedule", "db", "emit-c", "explain", "profile",
+        ],
         "stats" => &["target", "slack", "space", "db"],
         other => return Err(format!("unknown command `{other}`\n{USAGE}")),
     };
@@ -216,6 +219,10 @@ fn synthesize(
     if let Some(secs) = number(options, "deadline")? {
         synth.set_deadline(Instant::now() + Duration::from_secs(u64::from(secs)));
     }
+    let profile_rows = number(options, "profile")?;
+    if profile_rows.is_some() {
+        synth.enable_profile();
+    }
     let kind = if mode.is_exact() { String::new() } else { format!(" ({mode})") };
     eprintln!(
         "synthesizing {spec}{kind} for {} on {} thread(s) into {} ...",
@@ -236,6 +243,12 @@ fn synthesize(
         stats.db_hits,
         stats.elapsed.as_secs_f64()
     );
+    if let (Some(rows), Some(profile)) = (profile_rows, synth.profile()) {
+        eprintln!(
+            "where the search went, by kind of Spec (the {rows} most searched):\n{}",
+            profile.table(rows as usize)
+        );
+    }
     let mut db = synth.into_database();
     database::save(&mut db, path)?;
     let imp = result

@@ -127,6 +127,7 @@ impl Synthesizer {
         helper.threads = self.threads;
         helper.helper = index;
         helper.stop = Some(Arc::clone(stop));
+        helper.profile = self.profile.clone();
         helper
     }
 }
