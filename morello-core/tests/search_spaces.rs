@@ -115,8 +115,19 @@ fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
 /// allocates: an output moved into global memory, or into L1 in another layout or dtype than
 /// its own; an input relaid out with strips narrower than the widest vector (bf16 pairs
 /// aside); a relayout into memory or vector registers that reorders more than the innermost
-/// two dimensions; a transposed copy into L1 of rows that hold a vector.
+/// two dimensions; a transposed copy into L1 of rows that hold a vector; or a tile of a Matmul
+/// wholly in global memory that cuts its rows, reduction or columns below [`l1_cube`] (rows
+/// cut to a register block's 6 or 14 aside).
 fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
+    if let ImplNode::Loop(_) = &applied.node {
+        let spec = &applied.spec;
+        let matmul_in_gl =
+            spec.logical().to_string().starts_with("Matmul") && spec.operands().iter().all(|t| t.level() == Level::GL);
+        let tile = applied.children()[0].spec.shape().to_vec();
+        let cube = l1_cube(spec, target);
+        let cut = |d: usize| tile[d] < spec.shape()[d] && tile[d] < cube && !(d == 1 && [6, 14].contains(&tile[d]));
+        return matmul_in_gl && (1..=3).any(cut);
+    }
     let ImplNode::Alloc(alloc) = &applied.node else { return false };
     let (source, moved) = (applied.spec.operand(alloc.operand), &alloc.tensor);
     let widest = target.vector_lanes(moved.dtype().size_bytes()).max().unwrap_or(1);
@@ -143,10 +154,22 @@ fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     }
 }
 
+/// The side of the largest power-of-two cube whose Matmul, in `spec`'s dtypes, holds its three
+/// operands in L1.
+fn l1_cube(spec: &Spec, target: &Target) -> u32 {
+    let bytes: u64 = spec.operands().iter().map(|t| u64::from(t.dtype().size_bytes())).sum();
+    let mut side = 1;
+    while u64::from(2 * side) * u64::from(2 * side) * bytes <= target.level(Level::L1).capacity_bytes {
+        side *= 2;
+    }
+    side
+}
+
 #[test]
-fn the_fast_space_leaves_out_exactly_the_moves_it_says() {
+fn the_fast_space_leaves_out_exactly_what_it_says() {
     // (inputs, outputs) left out
     let mut left_out = [0; 2];
+    let mut tiles_left_out = 0;
     let bf16 = "(Matmul(1x4x8x8, (bf16, GL), (bf16, GL), (f32, GL)), [16, 512, 256, 4096])";
     let batched = "(Matmul(2x2x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])";
     for base in [&X86_AVX2, &X86_AVX512] {
@@ -158,13 +181,18 @@ fn the_fast_space_leaves_out_exactly_the_moves_it_says() {
                 let allowed = SearchSpace::Fast.allows(&spec, &action, target);
                 let applied = Impl { spec: spec.clone(), node };
                 assert_eq!(fast_space_leaves_out(&applied, target), !allowed, "{action} on {spec}");
-                if let (false, Action::Move { operand, .. }) = (allowed, &action) {
-                    left_out[usize::from(spec.logical().direction(*operand).writes())] += 1;
+                match (allowed, &action) {
+                    (false, Action::Move { operand, .. }) => {
+                        left_out[usize::from(spec.logical().direction(*operand).writes())] += 1;
+                    }
+                    (false, Action::Tile { .. }) => tiles_left_out += 1,
+                    _ => {}
                 }
             }
         }
     }
     assert!(left_out.iter().all(|&n| n > 0), "left out (inputs, outputs): {left_out:?}");
+    assert!(tiles_left_out > 0, "no tile is left out");
 }
 
 #[test]

@@ -242,7 +242,7 @@ fn tiles(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<Action>) {
 /// registers, 14 rows of two vectors or 6 rows of four leave room for a row of the rhs, and run
 /// at 87–88% of the FMA peak on their own where the largest power-of-two blocks (8×32, 4×64)
 /// reach 82–83% (`bench/experiments/register_tiles.c`); with AVX2's 16, 6 rows of two vectors.
-const REGISTER_BLOCK_ROWS: [u32; 2] = [6, 14];
+pub(super) const REGISTER_BLOCK_ROWS: [u32; 2] = [6, 14];
 
 /// The register-block row counts worth tiling dimension `d` of `spec` to: only a Matmul's rows,
 /// only while its output is in memory, and only where the tile's output then fits in the vector

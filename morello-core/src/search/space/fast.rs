@@ -1,9 +1,12 @@
 //! The rules of [`super::SearchSpace::Fast`] (see the module's documentation): which moves
-//! into memory and vector registers it keeps.
+//! into memory and vector registers it keeps, and how small it tiles Matmuls in global memory.
 
+use super::super::enumerate::REGISTER_BLOCK_ROWS;
 use crate::dtype::Dtype;
 use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
+use crate::primitive::Primitive;
+use crate::spec::Spec;
 use crate::target::Target;
 use crate::tensor::TensorSpec;
 use smallvec::SmallVec;
@@ -72,4 +75,34 @@ fn keeps_dimension_order(source: &TensorSpec, layout: &Layout) -> bool {
 fn strips_are_widest(layout: &Layout, dtype: Dtype, target: &Target) -> bool {
     let widest = target.vector_lanes(dtype.size_bytes()).max().unwrap_or(1);
     layout.dims().iter().filter_map(|d| d.strip()).all(|strip| strip >= widest || dtype == Dtype::Bf16 && strip == 2)
+}
+
+/// Whether the fast space keeps tiling `spec` to `tile`: a Matmul with an operand in global
+/// memory is not tiled along its rows, reduction or columns to fewer than
+/// [`least_global_tile`] (a dimension already shorter keeps its size). A smaller tile of all
+/// three operands fits in L1 together, where the same tiling is offered after moving them;
+/// only rows tiled to a register block's count (`REGISTER_BLOCK_ROWS`) are kept at any size.
+pub(super) fn allows_tile(spec: &Spec, tile: &[u32], target: &Target) -> bool {
+    if !matches!(spec.logical().primitive(), Some(Primitive::Matmul { .. }))
+        || spec.operands().iter().any(|t| t.level() != Level::GL)
+    {
+        return true;
+    }
+    let least = least_global_tile(spec, target);
+    // Dimensions 1 to 3 of a Matmul: rows, reduction, columns (0 is the batch). Rows tiled to
+    // a register block's count stay: that is how a block reaches an output in memory.
+    let register_block = |d: usize| d == 1 && REGISTER_BLOCK_ROWS.contains(&tile[d]);
+    (1..=3).all(|d| tile[d] == spec.shape()[d] || tile[d] >= least || register_block(d))
+}
+
+/// The largest power of two `t` such that a `t×t×t` Matmul of `spec`'s dtypes holds its three
+/// operands in L1 at once (64 for f32 in AVX-512's 48 KiB, 32 in AVX2's 32 KiB).
+fn least_global_tile(spec: &Spec, target: &Target) -> u32 {
+    let bytes_per_square: u64 = spec.operands().iter().map(|t| u64::from(t.dtype().size_bytes())).sum();
+    let l1 = target.level(Level::L1).capacity_bytes;
+    let mut t: u32 = 1;
+    while u64::from(t * 2).pow(2) * bytes_per_square <= l1 {
+        t *= 2;
+    }
+    t
 }
