@@ -11,6 +11,7 @@ use morello_core::cost::impl_cost;
 use morello_core::dtype::Dtype;
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::level::Level;
+use morello_core::primitive::Primitive;
 use morello_core::rewrite::Action;
 use morello_core::search::{SearchSpace, Synthesizer, actions, exhaustive};
 use morello_core::spec::Spec;
@@ -121,8 +122,8 @@ fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
 fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     if let ImplNode::Loop(_) = &applied.node {
         let spec = &applied.spec;
-        let matmul_in_gl =
-            spec.logical().to_string().starts_with("Matmul") && spec.operands().iter().all(|t| t.level() == Level::GL);
+        let matmul = matches!(spec.logical().primitive(), Some(Primitive::Matmul { .. }));
+        let matmul_in_gl = matmul && spec.operands().iter().all(|t| t.level() == Level::GL);
         let tile = applied.children()[0].spec.shape().to_vec();
         let cube = l1_cube(spec, target);
         let cut = |d: usize| tile[d] < spec.shape()[d] && tile[d] < cube && !(d == 1 && [6, 14].contains(&tile[d]));

@@ -40,8 +40,7 @@
 //!    rows, reduction or columns below the largest power of two `t` whose `t×t×t` Matmul holds
 //!    all three operands in L1 (64 for f32 on AVX-512, 32 on AVX2), except rows to a register
 //!    block's count; a smaller tile is reached by moving an operand into L1 first and tiling
-//!    there. On the synthesis suite this kept every cost and halved the Specs searched by the
-//!    largest Matmuls (AVX-512 512³: 571,581 → 258,362, one thread).
+//!    there (its measured effect is in the CHANGELOG).
 //!
 //! The search within it is exact too (checked against [`super::exhaustive`] over the same
 //! space in the tests). Its gap to the full space's optimum is measured by `morello-db bench`

@@ -77,7 +77,7 @@ fn strips_are_widest(layout: &Layout, dtype: Dtype, target: &Target) -> bool {
     layout.dims().iter().filter_map(|d| d.strip()).all(|strip| strip >= widest || dtype == Dtype::Bf16 && strip == 2)
 }
 
-/// Whether the fast space keeps tiling `spec` to `tile`: a Matmul with an operand in global
+/// Whether the fast space keeps tiling `spec` to `tile`: a Matmul with every operand in global
 /// memory is not tiled along its rows, reduction or columns to fewer than
 /// [`least_global_tile`] (a dimension already shorter keeps its size). A smaller tile of all
 /// three operands fits in L1 together, where the same tiling is offered after moving them;
