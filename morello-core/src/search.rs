@@ -392,7 +392,22 @@ impl Synthesizer {
     }
 
     /// Solves `spec` if its optimum is at most `budget`; otherwise proves a lower bound above it.
+    ///
+    /// A Spec the search space [solves outright](SearchSpace::solves_outright) is solved
+    /// whatever the budget, so that it is searched once rather than refuted under budget after
+    /// budget; an optimum above the budget is then reported as the bound it is.
     fn solve(&mut self, spec: &Spec, budget: u64) -> Outcome {
+        if budget == u64::MAX || !self.space.solves_outright(spec) {
+            return self.solve_within(spec, budget);
+        }
+        match self.solve_within(spec, u64::MAX) {
+            Outcome::Solved(Some(cost), _) if cost.main > budget => Outcome::Exceeds(cost.main),
+            outcome => outcome,
+        }
+    }
+
+    /// [`Synthesizer::solve`] under `budget`, whatever the Spec.
+    fn solve_within(&mut self, spec: &Spec, budget: u64) -> Outcome {
         if let Some(outcome) = self.memo.get_with(spec, |entry| Outcome::of_entry(entry, budget)) {
             self.stats.memo_hits += 1;
             return outcome;

@@ -87,6 +87,22 @@ fn the_narrowed_search_finds_the_optimum_of_its_space() {
 }
 
 #[test]
+fn the_fast_search_of_a_conv_finds_the_optimum_of_its_space() {
+    // Held in L1 whole: the search moves its operands there, and solves outright what it
+    // has moved (`SearchSpace::solves_outright`).
+    let text = "(Conv(1x1x2x2x2x2x2, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])";
+    for target in [&X86_AVX2, &X86_AVX512] {
+        let spec = Spec::parse_for(text, target).unwrap();
+        let (imp, fast, full) = solve_narrowed(&spec, target, SearchSpace::Fast);
+        assert!(fast < full, "{}: the fast space searched {fast} Specs, the full one {full}", target.name);
+        let mut outright = 0;
+        imp.visit(&mut |node| outright += usize::from(SearchSpace::Fast.solves_outright(&node.spec)));
+        assert!(outright > 0, "no Spec of the implementation is one the fast space solves outright");
+        common::check_impl(&imp, target);
+    }
+}
+
+#[test]
 fn the_left_out_rewrites_are_exactly_the_output_relayouts_in_gl() {
     // Without this, `relayouts_an_output_in_gl` could be blind and the tests vacuous. (No Spec
     // small enough for exhaustive search has an optimum that relayouts its output in global
@@ -116,18 +132,30 @@ fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
 /// allocates: an output moved into global memory, or into L1 in another layout or dtype than
 /// its own; an input relaid out with strips narrower than the widest vector (bf16 pairs
 /// aside); a relayout into memory or vector registers that reorders more than the innermost
-/// two dimensions; a transposed copy into L1 of rows that hold a vector; or a tile of a Matmul
+/// two dimensions; a transposed copy into L1 of rows that hold a vector; a tile of a Matmul
 /// wholly in global memory that cuts its rows, reduction or columns below [`l1_cube`] (rows
-/// cut to a register block's 6 or 14 aside).
+/// cut to a register block's 6 or 14 aside); or a tile of a Conv that cuts its filter's rows
+/// or columns to more than 1, or, with an operand out of global memory, its output's to more
+/// than 8.
 fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     if let ImplNode::Loop(_) = &applied.node {
         let spec = &applied.spec;
-        let matmul = matches!(spec.logical().primitive(), Some(Primitive::Matmul { .. }));
-        let matmul_in_gl = matmul && spec.operands().iter().all(|t| t.level() == Level::GL);
+        let in_gl = spec.operands().iter().all(|t| t.level() == Level::GL);
         let tile = applied.children()[0].spec.shape().to_vec();
-        let cube = l1_cube(spec, target);
-        let cut = |d: usize| tile[d] < spec.shape()[d] && tile[d] < cube && !(d == 1 && [6, 14].contains(&tile[d]));
-        return matmul_in_gl && (1..=3).any(cut);
+        let shortened = |d: usize| tile[d] < spec.shape()[d];
+        return match spec.logical().primitive() {
+            Some(Primitive::Matmul { .. }) => {
+                let cube = l1_cube(spec, target);
+                let cut = |d: usize| shortened(d) && tile[d] < cube && !(d == 1 && [6, 14].contains(&tile[d]));
+                in_gl && (1..=3).any(cut)
+            }
+            Some(Primitive::Conv { .. }) => {
+                // Dimensions 3 and 4 are the output's rows and columns, 5 and 6 the filter's.
+                let cut = |d: usize, longest: u32| shortened(d) && tile[d] > longest;
+                cut(5, 1) || cut(6, 1) || !in_gl && (cut(3, 8) || cut(4, 8))
+            }
+            _ => false,
+        };
     }
     let ImplNode::Alloc(alloc) = &applied.node else { return false };
     let (source, moved) = (applied.spec.operand(alloc.operand), &alloc.tensor);
@@ -170,12 +198,15 @@ fn l1_cube(spec: &Spec, target: &Target) -> u32 {
 fn the_fast_space_leaves_out_exactly_what_it_says() {
     // (inputs, outputs) left out
     let mut left_out = [0; 2];
-    let mut tiles_left_out = 0;
+    // (Matmul, Conv) tiles left out
+    let mut tiles_left_out = [0; 2];
     let bf16 = "(Matmul(1x4x8x8, (bf16, GL), (bf16, GL), (f32, GL)), [16, 512, 256, 4096])";
     let batched = "(Matmul(2x2x4x8, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])";
+    let conv_in_gl = "(Conv(1x2x2x4x4x3x3, (f32, GL), (f32, GL), (f32, GL)), [16, 512, 256, 4096])";
+    let conv_in_l1 = "(ConvAccum(1x2x2x32x3x3x3, (f32, L1), (f32, GL), (f32, L1)), [16, 512, 256, 4096])";
     for base in [&X86_AVX2, &X86_AVX512] {
         let target = small_l1(base);
-        for text in SPECS.iter().chain([&bf16, &batched]) {
+        for text in SPECS.iter().chain([&bf16, &batched, &conv_in_gl, &conv_in_l1]) {
             let spec = Spec::parse_for(text, target).unwrap();
             for action in actions(&spec, target) {
                 let Ok(node) = action.apply(&spec, target) else { continue };
@@ -186,14 +217,17 @@ fn the_fast_space_leaves_out_exactly_what_it_says() {
                     (false, Action::Move { operand, .. }) => {
                         left_out[usize::from(spec.logical().direction(*operand).writes())] += 1;
                     }
-                    (false, Action::Tile { .. }) => tiles_left_out += 1,
+                    (false, Action::Tile { .. }) => {
+                        let conv = matches!(spec.logical().primitive(), Some(Primitive::Conv { .. }));
+                        tiles_left_out[usize::from(conv)] += 1;
+                    }
                     _ => {}
                 }
             }
         }
     }
     assert!(left_out.iter().all(|&n| n > 0), "left out (inputs, outputs): {left_out:?}");
-    assert!(tiles_left_out > 0, "no tile is left out");
+    assert!(tiles_left_out.iter().all(|&n| n > 0), "tiles left out (Matmul, Conv): {tiles_left_out:?}");
 }
 
 #[test]

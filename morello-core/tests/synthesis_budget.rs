@@ -18,6 +18,7 @@ const BUDGETS: &[(&str, &Target, u64, u64)] = &[
     ("matmul 3x64^3", &X86_AVX512, 8_136, 8_400),
     ("matmul 128^3", &X86_AVX512, 17_919, 18_500),
     ("softmax 8x512", &X86_AVX512, 38_767, 40_000),
+    ("conv 1x8x3x30x30x3x3", &X86_AVX512, 595_079, 610_000),
 ];
 
 #[test]

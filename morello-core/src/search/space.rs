@@ -40,7 +40,18 @@
 //!    rows, reduction or columns below the largest power of two `t` whose `t×t×t` Matmul holds
 //!    all three operands in L1 (64 for f32 on AVX-512, 32 on AVX2), except rows to a register
 //!    block's count; a smaller tile is reached by moving an operand into L1 first and tiling
-//!    there (its measured effect is in the CHANGELOG).
+//!    there (its measured effect is in the CHANGELOG);
+//! 6. windows of Convs cut in pieces, and long runs of pixels out of global memory: a Conv's
+//!    filter rows and columns are tiled only to 1, and once an operand has left global memory,
+//!    its output rows and columns only to runs of at most 8 (`fast::MAX_PIXEL_TILE`). Its
+//!    multiply-adds are done one output pixel at a time (`spatial_split`); a run of a few
+//!    pixels reads the image columns their windows share once, and blocks that fit L1 are
+//!    chosen while the operands are still in global memory.
+//!
+//! Below rule 6, what remains of a Conv with an operand out of global memory is small, and the
+//! search solves such a Conv outright ([`SearchSpace::solves_outright`]) instead of proving it
+//! over budget again for each parent that asks: otherwise the same Specs were refuted 60 to 190
+//! times each (`morello-db synthesize --profile`).
 //!
 //! The search within it is exact too (checked against [`super::exhaustive`] over the same
 //! space in the tests). Its gap to the full space's optimum is measured by `morello-db bench`
@@ -73,8 +84,8 @@ pub enum SearchSpace {
     /// packed into strips of the widest vector only (or into the panels and bf16 pairs
     /// [`super::actions`] also offers); and a relayout (into L1, global memory or vector
     /// registers) keeps the order of the source's dimensions but may swap the innermost two; a
-    /// Matmul wholly in global memory is not tiled below what fits in L1. See the module's
-    /// documentation.
+    /// Matmul wholly in global memory is not tiled below what fits in L1; and a Conv's window is
+    /// tiled only to single rows and columns, its pixels in L1 to short runs. See the module's documentation.
     #[default]
     Fast,
 }
@@ -120,6 +131,15 @@ impl SearchSpace {
             (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
             (SearchSpace::Fast, _) => fast::allows_move(source, writes, *level, layout, *dtype, target),
         }
+    }
+}
+
+impl SearchSpace {
+    /// Whether the search solves `spec` outright, whatever budget its parent gives, rather than
+    /// proving it over budget: in [`SearchSpace::Fast`], a Conv with an operand out of global
+    /// memory (its window and pixels are then tiled little, so what lies below it is small). Which Specs are solved outright never changes a result, only the work.
+    pub fn solves_outright(self, spec: &Spec) -> bool {
+        self == SearchSpace::Fast && fast::solves_outright(spec)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The rules of [`super::SearchSpace::Fast`] (see the module's documentation): which moves
-//! into memory and vector registers it keeps, and how small it tiles Matmuls in global memory.
+//! into memory and vector registers it keeps, how small it tiles Matmuls in global memory and
+//! Convs' windows, and which Specs it solves outright.
 
 use super::super::enumerate::REGISTER_BLOCK_ROWS;
 use crate::dtype::Dtype;
@@ -77,15 +78,58 @@ fn strips_are_widest(layout: &Layout, dtype: Dtype, target: &Target) -> bool {
     layout.dims().iter().filter_map(|d| d.strip()).all(|strip| strip >= widest || dtype == Dtype::Bf16 && strip == 2)
 }
 
-/// Whether the fast space keeps tiling `spec` to `tile`: a Matmul with every operand in global
-/// memory is not tiled along its rows, reduction or columns to fewer than
+/// Whether the fast space keeps tiling `spec` to `tile`: see [`allows_matmul_tile`] and
+/// [`allows_conv_tile`]; other primitives are tiled freely.
+pub(super) fn allows_tile(spec: &Spec, tile: &[u32], target: &Target) -> bool {
+    match spec.logical().primitive() {
+        Some(Primitive::Matmul { .. }) => allows_matmul_tile(spec, tile, target),
+        Some(Primitive::Conv { .. }) => allows_conv_tile(spec, tile),
+        _ => true,
+    }
+}
+
+/// Whether the fast space keeps tiling the Conv `spec` to `tile`: a Conv's filter rows and
+/// columns are tiled only to 1, and once an operand has left global memory, its output rows and
+/// columns only to [`MAX_PIXEL_TILE`] or fewer (see the module's documentation).
+fn allows_conv_tile(spec: &Spec, tile: &[u32]) -> bool {
+    let kept = |d: usize| tile[d] == spec.shape()[d];
+    FILTER_WINDOW.into_iter().all(|d| kept(d) || tile[d] == 1)
+        && (wholly_in_global_memory(spec) || OUTPUT_PIXELS.into_iter().all(|d| kept(d) || tile[d] <= MAX_PIXEL_TILE))
+}
+
+/// A Conv's output rows and columns (its dimensions 3 and 4; see [`Primitive::Conv`]).
+const OUTPUT_PIXELS: std::ops::RangeInclusive<usize> = 3..=4;
+
+/// A Conv's filter rows and columns (its dimensions 5 and 6).
+const FILTER_WINDOW: std::ops::RangeInclusive<usize> = 5..=6;
+
+/// The longest run of output rows or columns a Conv with an operand out of global memory is
+/// tiled to. Neighbouring pixels share all but one column (or row) of their image windows, so
+/// a tile of a few pixels reads its image once for all of them; tiles of up to 2 pixels lost
+/// 0.2% on AVX2 (`Conv(1x3x5x7x9x3x3)`), up to 4 lost 0.5% on AVX-512 (`1x8x3x30x30x3x3`),
+/// and up to 8 found the same costs as tiles of any length on the Convs measured (CHANGELOG).
+pub(super) const MAX_PIXEL_TILE: u32 = 8;
+
+/// Whether every operand of `spec` is in global memory.
+fn wholly_in_global_memory(spec: &Spec) -> bool {
+    spec.operands().iter().all(|t| t.level() == Level::GL)
+}
+
+/// Whether the fast space solves `spec` outright, whatever its parent's budget: a Conv with an
+/// operand out of global memory, whose window and pixels are then tiled little (see
+/// [`allows_conv_tile`]). What lies below such a Spec is small enough that searching it once in
+/// full costs less than refuting it under each of the many budgets its parents ask with.
+pub(super) fn solves_outright(spec: &Spec) -> bool {
+    matches!(spec.logical().primitive(), Some(Primitive::Conv { .. })) && !wholly_in_global_memory(spec)
+}
+
+/// Whether the fast space keeps tiling the Matmul `spec` to `tile`: a Matmul with every operand
+/// in global memory is not tiled along its rows, reduction or columns to fewer than
 /// [`least_global_tile`] (a dimension already shorter keeps its size). A smaller tile of all
 /// three operands fits in L1 together, where the same tiling is offered after moving them;
 /// only rows tiled to a register block's count (`REGISTER_BLOCK_ROWS`) are kept at any size.
-pub(super) fn allows_tile(spec: &Spec, tile: &[u32], target: &Target) -> bool {
-    if !matches!(spec.logical().primitive(), Some(Primitive::Matmul { .. }))
-        || spec.operands().iter().any(|t| t.level() != Level::GL)
-    {
+fn allows_matmul_tile(spec: &Spec, tile: &[u32], target: &Target) -> bool {
+    if !wholly_in_global_memory(spec) {
         return true;
     }
     let least = least_global_tile(spec, target);
