@@ -97,6 +97,7 @@ use crate::limits::{MemoryLimits, next_limit_above};
 use crate::rewrite::{Action, RewriteError};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
+use profile::Search;
 use smallvec::SmallVec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -453,7 +454,15 @@ impl Synthesizer {
         self.stats.specs_solved += 1;
         let result = self.search(spec, budget, floor);
         if let Some(profile) = &self.profile {
-            profile.record(spec.logical(), matches!(result, SearchResult::Solved(..)));
+            let search = match &result {
+                SearchResult::Solved(Some(decision), _) => Search::Solved {
+                    bound: bounds::spec_lower_bound(spec.logical(), self.target),
+                    optimum: decision.cost.main,
+                },
+                SearchResult::Solved(None, _) => Search::Unsatisfiable,
+                SearchResult::Exceeds(_) => Search::Exceeded,
+            };
+            profile.record(spec.logical(), search);
         }
         if self.timed_out {
             // Children were cut short: nothing found now is known to be optimal.

@@ -53,7 +53,8 @@
 //! tree are then the schedule's, to set what the model makes of a hand plan beside the search's
 //! optimum (the same command without `--schedule`). With `--profile N`, it also prints where
 //! the search went: the `N` most searched kinds of Spec (primitive, operand levels, volume)
-//! with their searches, the share that exceeded their budget and the distinct Specs among them
+//! with their searches, the share that exceeded their budget, the distinct Specs among them and
+//! how close the static lower bound came to the optimum where one was found
 //! (`morello_core::search::ProfileSummary`), for work on the search itself.
 //!
 //! Without `--db`, the file is `<dir>/<target>.fast.morellodb` (`<target>.morellodb` for the

@@ -4,7 +4,9 @@
 //! [`super::Synthesizer::enable_profile`] (`morello-db synthesize --profile N`) for work on
 //! the search itself: a kind searched many times per distinct Spec is re-searched under rising
 //! budgets; one whose searches nearly all exceed is refuted the slow way, and a stronger lower
-//! bound would refute it without a search.
+//! bound would refute it without a search. How far below the optimum the static lower bound
+//! ([`super::spec_lower_bound`]) lies, on the searches that found one, says where a stronger
+//! bound would help most.
 
 use crate::spec::LogicalSpec;
 use std::collections::{BTreeMap, HashSet};
@@ -35,7 +37,7 @@ impl SpecKind {
 }
 
 /// The searches of one [`SpecKind`].
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Debug)]
 pub struct KindProfile {
     /// The kind.
     pub kind: SpecKind,
@@ -45,6 +47,25 @@ pub struct KindProfile {
     pub exceeded: u64,
     /// Distinct Specs searched (limits aside).
     pub distinct: u64,
+    /// Over the searches that found an implementation, the mean of the static lower bound
+    /// divided by the optimum (1: the bound is exact); `None` if none found one.
+    pub bound_over_optimum: Option<f64>,
+}
+
+/// How one search ended, for [`SearchProfile::record`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Search {
+    /// It found the optimum, whose static lower bound is `bound`.
+    Solved {
+        /// [`super::spec_lower_bound`] of the Spec.
+        bound: u64,
+        /// The optimum's main cost.
+        optimum: u64,
+    },
+    /// It found that there is no implementation.
+    Unsatisfiable,
+    /// It ended over its budget.
+    Exceeded,
 }
 
 impl KindProfile {
@@ -65,17 +86,24 @@ struct Counts {
     solved: u64,
     exceeded: u64,
     distinct: HashSet<LogicalSpec>,
+    /// The sum of bound / optimum over the searches that found an implementation, and their
+    /// number.
+    tightness: (f64, u64),
 }
 
 impl SearchProfile {
-    /// Counts one search of `spec`, which found an answer or exceeded its budget.
-    pub(super) fn record(&self, spec: &LogicalSpec, solved: bool) {
+    /// Counts one search of `spec`, which ended as `search` says.
+    pub(super) fn record(&self, spec: &LogicalSpec, search: Search) {
         let mut kinds = self.kinds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let counts = kinds.entry(SpecKind::of(spec)).or_default();
-        if solved {
-            counts.solved += 1;
-        } else {
-            counts.exceeded += 1;
+        match search {
+            Search::Solved { bound, optimum } => {
+                counts.solved += 1;
+                counts.tightness.0 += bound as f64 / optimum.max(1) as f64;
+                counts.tightness.1 += 1;
+            }
+            Search::Unsatisfiable => counts.solved += 1,
+            Search::Exceeded => counts.exceeded += 1,
         }
         if !counts.distinct.contains(spec) {
             counts.distinct.insert(spec.clone());
@@ -92,6 +120,7 @@ impl SearchProfile {
                 solved: c.solved,
                 exceeded: c.exceeded,
                 distinct: c.distinct.len() as u64,
+                bound_over_optimum: (c.tightness.1 > 0).then(|| c.tightness.0 / c.tightness.1 as f64),
             })
             .collect();
         rows.sort_by_key(|row| std::cmp::Reverse(row.searches()));
@@ -100,7 +129,7 @@ impl SearchProfile {
 }
 
 /// A [`SearchProfile`]'s counts, most searched kind first; displayed as a table.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Debug)]
 pub struct ProfileSummary {
     /// One row per kind searched.
     pub rows: Vec<KindProfile>,
@@ -115,11 +144,14 @@ impl ProfileSummary {
     /// The table of the `n` most searched kinds and a line for the rest.
     pub fn table(&self, n: usize) -> String {
         let total = self.searches().max(1);
-        let mut out = String::from("| Spec kind | levels | volume | searches | share | exceeded | distinct Specs |\n");
-        out.push_str("|---|---|---|---|---|---|---|\n");
+        let mut out = String::from(
+            "| Spec kind | levels | volume | searches | share | exceeded | distinct Specs | bound / optimum |\n",
+        );
+        out.push_str("|---|---|---|---|---|---|---|---|\n");
         for row in self.rows.iter().take(n) {
+            let tightness = row.bound_over_optimum.map_or("–".to_owned(), |t| format!("{t:.2}"));
             out.push_str(&format!(
-                "| {} | {} | 2^{} | {} | {:.1}% | {:.0}% | {} |\n",
+                "| {} | {} | 2^{} | {} | {:.1}% | {:.0}% | {} | {tightness} |\n",
                 row.kind.primitive,
                 row.kind.levels,
                 row.kind.log2_volume,
@@ -133,7 +165,7 @@ impl ProfileSummary {
         if rest > 0 {
             let kinds = self.rows.len() - n;
             out.push_str(&format!(
-                "| {kinds} other kinds | | | {rest} | {:.1}% | | |\n",
+                "| {kinds} other kinds | | | {rest} | {:.1}% | | | |\n",
                 100.0 * rest as f64 / total as f64
             ));
         }
@@ -166,7 +198,10 @@ mod tests {
         assert!(profile.rows.windows(2).all(|w| w[0].searches() >= w[1].searches()));
         for row in &profile.rows {
             assert!(row.distinct >= 1 && row.distinct <= row.searches(), "{row:?}");
+            // Bounds are sound: never above the optimum.
+            assert!(row.bound_over_optimum.is_none_or(|t| t > 0.0 && t <= 1.0), "{row:?}");
         }
+        assert!(profile.rows.iter().any(|row| row.bound_over_optimum.is_some()), "nothing was solved");
         let top = &profile.rows[0];
         let table = profile.table(1);
         assert!(table.lines().nth(2).is_some_and(|l| l.contains(&top.kind.primitive)), "{table}");
