@@ -85,7 +85,8 @@ pub enum SearchSpace {
     /// [`super::actions`] also offers); and a relayout (into L1, global memory or vector
     /// registers) keeps the order of the source's dimensions but may swap the innermost two; a
     /// Matmul wholly in global memory is not tiled below what fits in L1; and a Conv's window is
-    /// tiled only to single rows and columns, its pixels in L1 to short runs. See the module's documentation.
+    /// tiled only to single rows and columns, its pixels in L1 to short runs. See the module's
+    /// documentation.
     #[default]
     Fast,
 }
@@ -118,6 +119,14 @@ impl SearchSpace {
         all
     }
 
+    /// Whether the search solves `spec` outright, whatever budget its parent gives, rather than
+    /// proving it over budget: in [`SearchSpace::Fast`], a Conv with an operand out of global
+    /// memory (its window and pixels are then tiled little, so what lies below it is small).
+    /// Which Specs are solved outright never changes a result, only the work.
+    pub fn solves_outright(self, spec: &Spec) -> bool {
+        self == SearchSpace::Fast && fast::solves_outright(spec)
+    }
+
     /// Whether the search considers `action` for `spec` on `target`.
     pub fn allows(self, spec: &Spec, action: &Action, target: &Target) -> bool {
         if let (SearchSpace::Fast, Action::Tile { tile, .. }) = (self, action) {
@@ -131,15 +140,6 @@ impl SearchSpace {
             (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
             (SearchSpace::Fast, _) => fast::allows_move(source, writes, *level, layout, *dtype, target),
         }
-    }
-}
-
-impl SearchSpace {
-    /// Whether the search solves `spec` outright, whatever budget its parent gives, rather than
-    /// proving it over budget: in [`SearchSpace::Fast`], a Conv with an operand out of global
-    /// memory (its window and pixels are then tiled little, so what lies below it is small). Which Specs are solved outright never changes a result, only the work.
-    pub fn solves_outright(self, spec: &Spec) -> bool {
-        self == SearchSpace::Fast && fast::solves_outright(spec)
     }
 }
 

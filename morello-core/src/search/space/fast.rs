@@ -108,7 +108,7 @@ const FILTER_WINDOW: std::ops::RangeInclusive<usize> = 5..=6;
 /// a tile of a few pixels reads its image once for all of them; tiles of up to 2 pixels lost
 /// 0.2% on AVX2 (`Conv(1x3x5x7x9x3x3)`), up to 4 lost 0.5% on AVX-512 (`1x8x3x30x30x3x3`),
 /// and up to 8 found the same costs as tiles of any length on the Convs measured (CHANGELOG).
-pub(super) const MAX_PIXEL_TILE: u32 = 8;
+const MAX_PIXEL_TILE: u32 = 8;
 
 /// Whether every operand of `spec` is in global memory.
 fn wholly_in_global_memory(spec: &Spec) -> bool {
