@@ -308,6 +308,30 @@ impl Primitive {
             .collect()
     }
 
+    /// The sliding windows of a Spec of rank `spec_rank`, as (output dimension, filter
+    /// dimension) pairs: a Conv's output rows with its filter rows, and its columns likewise.
+    /// Empty for primitives without windows.
+    pub fn sliding_windows(self, spec_rank: usize) -> SmallVec<[(u8, u8); 2]> {
+        let mut windows = SmallVec::new();
+        for i in 0..self.operand_count() {
+            for dim in self.operand_dims(i, spec_rank) {
+                if let DimExpr::Window { out, filter } = dim {
+                    windows.push((out, filter));
+                }
+            }
+        }
+        windows
+    }
+
+    /// Whether [`Primitive::sliding_windows`] is not empty, without building it: a check cheap
+    /// enough for the search's hot path.
+    pub fn has_sliding_windows(self) -> bool {
+        self.def().operands.iter().any(|operand| match operand.dims {
+            DimRule::Fixed(dims) => dims.iter().any(|d| matches!(d, DimExpr::Window { .. })),
+            _ => false,
+        })
+    }
+
     /// Spec dimensions that may not be tiled at all (a Softmax's scan dimension).
     pub fn untileable_dims(self) -> Shape {
         match (self.def().untileable_param, self.param()) {
@@ -361,6 +385,16 @@ mod tests {
         assert_eq!(mm.direction(2), Direction::InOut);
         assert_eq!(Primitive::Matmul { accum: false }.direction(2), Direction::Out);
         assert!(Primitive::Move.reduction_dims(3).is_empty());
+    }
+
+    #[test]
+    fn only_convs_have_sliding_windows_pairing_output_and_filter_dimensions() {
+        let conv = Primitive::Conv { accum: true };
+        assert_eq!(conv.sliding_windows(7).as_slice(), &[(3, 5), (4, 6)]);
+        assert!(conv.has_sliding_windows());
+        for p in [Primitive::Matmul { accum: false }, Primitive::Move, Primitive::Softmax { scan: 1 }] {
+            assert!(p.sliding_windows(4).is_empty() && !p.has_sliding_windows(), "{p:?}");
+        }
     }
 
     #[test]

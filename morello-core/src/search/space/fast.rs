@@ -79,29 +79,27 @@ fn strips_are_widest(layout: &Layout, dtype: Dtype, target: &Target) -> bool {
 }
 
 /// Whether the fast space keeps tiling `spec` to `tile`: see [`allows_matmul_tile`] and
-/// [`allows_conv_tile`]; other primitives are tiled freely.
+/// [`allows_window_tile`]; other primitives are tiled freely.
 pub(super) fn allows_tile(spec: &Spec, tile: &[u32], target: &Target) -> bool {
     match spec.logical().primitive() {
         Some(Primitive::Matmul { .. }) => allows_matmul_tile(spec, tile, target),
-        Some(Primitive::Conv { .. }) => allows_conv_tile(spec, tile),
+        Some(prim) if prim.has_sliding_windows() => allows_window_tile(spec, prim, tile),
         _ => true,
     }
 }
 
-/// Whether the fast space keeps tiling the Conv `spec` to `tile`: a Conv's filter rows and
-/// columns are tiled only to 1, and once an operand has left global memory, its output rows and
-/// columns only to [`MAX_PIXEL_TILE`] or fewer (see the module's documentation).
-fn allows_conv_tile(spec: &Spec, tile: &[u32]) -> bool {
-    let kept = |d: usize| tile[d] == spec.shape()[d];
-    FILTER_WINDOW.into_iter().all(|d| kept(d) || tile[d] == 1)
-        && (wholly_in_global_memory(spec) || OUTPUT_PIXELS.into_iter().all(|d| kept(d) || tile[d] <= MAX_PIXEL_TILE))
+/// Whether the fast space keeps tiling `spec`, a Spec of `prim`, to `tile` along its sliding
+/// windows ([`Primitive::sliding_windows`]; a Conv's): filter rows and columns are tiled only
+/// to 1, and once an operand has left global memory, output rows and columns only to
+/// [`MAX_PIXEL_TILE`] or fewer (see the module's documentation).
+fn allows_window_tile(spec: &Spec, prim: Primitive, tile: &[u32]) -> bool {
+    let kept = |d: u8| tile[usize::from(d)] == spec.shape()[usize::from(d)];
+    let in_gl = wholly_in_global_memory(spec);
+    prim.sliding_windows(spec.shape().len()).into_iter().all(|(out, filter)| {
+        (kept(filter) || tile[usize::from(filter)] == 1)
+            && (in_gl || kept(out) || tile[usize::from(out)] <= MAX_PIXEL_TILE)
+    })
 }
-
-/// A Conv's output rows and columns (its dimensions 3 and 4; see [`Primitive::Conv`]).
-const OUTPUT_PIXELS: std::ops::RangeInclusive<usize> = 3..=4;
-
-/// A Conv's filter rows and columns (its dimensions 5 and 6).
-const FILTER_WINDOW: std::ops::RangeInclusive<usize> = 5..=6;
 
 /// The longest run of output rows or columns a Conv with an operand out of global memory is
 /// tiled to. Neighbouring pixels share all but one column (or row) of their image windows, so
@@ -115,12 +113,13 @@ fn wholly_in_global_memory(spec: &Spec) -> bool {
     spec.operands().iter().all(|t| t.level() == Level::GL)
 }
 
-/// Whether the fast space solves `spec` outright, whatever its parent's budget: a Conv with an
-/// operand out of global memory, whose window and pixels are then tiled little (see
-/// [`allows_conv_tile`]). What lies below such a Spec is small enough that searching it once in
-/// full costs less than refuting it under each of the many budgets its parents ask with.
+/// Whether the fast space solves `spec` outright, whatever its parent's budget: a Spec with
+/// sliding windows (a Conv) and an operand out of global memory, whose windows and pixels are
+/// then tiled little (see [`allows_window_tile`]). What lies below such a Spec is small enough
+/// that searching it once in full costs less than refuting it under each of the many budgets
+/// its parents ask with.
 pub(super) fn solves_outright(spec: &Spec) -> bool {
-    matches!(spec.logical().primitive(), Some(Primitive::Conv { .. })) && !wholly_in_global_memory(spec)
+    spec.logical().primitive().is_some_and(Primitive::has_sliding_windows) && !wholly_in_global_memory(spec)
 }
 
 /// Whether the fast space keeps tiling the Matmul `spec` to `tile`: a Matmul with every operand
