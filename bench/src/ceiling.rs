@@ -17,9 +17,8 @@ pub enum Ceiling {
         threads: usize,
     },
     /// Reading the phase's read buffer in [`machine::READ_STREAMS`] streams, in each of the
-    /// [`machine::READ_PATTERNS`] (vector-matrix products); the faster counts. (Run 4 of
-    /// `bench/README.md`'s "The ceiling timed in the same rounds" timed only the pattern its
-    /// start had chosen, the one-line one, and its vector-matrix rows ran at 124–138% of it.)
+    /// [`machine::READ_PATTERNS`] (vector-matrix products); the faster counts (timing only the
+    /// pattern chosen at the phase's start let rows pass 100% of a ceiling set too low).
     Read {
         /// Threads that read side by side.
         threads: usize,

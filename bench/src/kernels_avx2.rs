@@ -25,8 +25,8 @@ morello::kernel! {
 
     /// `c = a · b`, 1024×1024×1024 f32, **partly hand-scheduled**: the schedule splits it into
     /// 256³ blocks by hand and the search (the 256³ answer above) implements each block. Shown
-    /// beside the wholly searched `gemm1024_narrowed`: under cost model 5 the search's choice ran
-    /// slower than these blocks; under model 6 the two run alike (`bench/README.md`).
+    /// beside the wholly searched `gemm1024_narrowed`, to show what the search's own blocking
+    /// gains or loses against blocks chosen by hand.
     #[target(avx2)]
     pub fn gemm1024_blocked(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
@@ -141,12 +141,8 @@ morello::kernel! {
     /// `c = a · b` as `gemm8x512x512`, **hand-scheduled to the register tile**: strips of 16
     /// columns (`b` read in place), each run as two 4×16 tiles of `c` (8 ymm registers) summed
     /// over all 512 values of `k`, the rest searched: the AVX2 twin of the AVX-512 plan that
-    /// beat the searched one on the Zen 4 VM (`kernels_avx512.rs`). Not yet timed on AVX2.
-    /// Under cost model 16 the model costs it 1,370,112 against the searched plan's 1,125,377;
-    /// under model 17 (short pieces of rows less than a page apart stream) the search finds
-    /// this same plan with `a` filled into L1 once at the top (963,072; this schedule
-    /// 1,042,432), and under model 18 (those pieces pay L1's weight) still does (1,028,608;
-    /// this schedule 1,107,968).
+    /// the search finds on that target (`kernels_avx512.rs`). The search finds this plan here
+    /// too, with `a` filled into L1 once at the top.
     #[target(avx2)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
@@ -191,9 +187,8 @@ morello::kernel! {
     /// `k` (8 pairs of rows, read side by side as 8 streams) by 256 columns, swept across every
     /// column before the next 16 rows; the search implements each tile. The searched kernel
     /// reads one pair of rows at a time in 16 KiB pieces 64 KiB apart, which the cost model
-    /// streams as well as whole rows and costs 16% below this plan (107,131,204 against
-    /// 128,223,234 on the AVX-512 target); paired on a Zen 5 VM this plan ran 1.9× as fast
-    /// (`bench/README.md`, "The ceiling timed in the same rounds").
+    /// streams as well as whole rows and costs below this plan, while this plan runs faster:
+    /// a gap in the cost model, shown side by side.
     #[target(avx2)]
     pub fn vecmat_bf16_pairs_side_by_side(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial))
     schedule {

@@ -26,8 +26,8 @@ morello::kernel! {
 
     /// `c = a · b`, 1024×1024×1024 f32, **partly hand-scheduled**: the schedule splits it into
     /// 256³ blocks by hand and the search (the 256³ answer above) implements each block. Shown
-    /// beside the wholly searched `gemm1024_narrowed`: under cost model 5 the search's choice ran
-    /// slower than these blocks; under model 6 the two run alike (`bench/README.md`).
+    /// beside the wholly searched `gemm1024_narrowed`, to show what the search's own blocking
+    /// gains or loses against blocks chosen by hand.
     #[target(avx512)]
     pub fn gemm1024_blocked(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
@@ -50,11 +50,8 @@ morello::kernel! {
     /// `a` and each panel runs 6×64 register tiles over the whole of `k` (1024 deep): each tile
     /// of `c` is summed in registers from start to end and stored once, while its panel of `b`
     /// (256 KiB) streams from L2. The search implements the copy and the register tiles.
-    /// The search does not choose this plan. Cost model 15 charged every row of `b` brought
-    /// into L1 on top of the FMAs it feeds and costed it 29% above the searched optimum;
-    /// model 16 streams those fills, and the plan (with `b` prepacked) costs 188,743,680,
-    /// still 2.4% above the narrowed search's 184,352,768 (`bench/README.md`, "Full-k register
-    /// tiles" and "Cost model 16").
+    /// The search does not choose this plan: the cost model puts it a little above the narrowed
+    /// search's optimum.
     #[target(avx512)]
     pub fn gemm1024_full_k(Matmul(1x1024x1024x1024, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
@@ -145,14 +142,9 @@ morello::kernel! {
 
     /// `c = a · b` as `gemm8x512x512`, **hand-scheduled at the top**: strips of 32 columns
     /// (`b` read in place), the rest searched, which runs an 8×32 tile of `c` (two zmm registers
-    /// a row) over all 512 values of `k`. On the Zen 4 VM (2026-12-01,
-    /// `experiments/two_kernels.c`, CPU 1, paired) it ran at 108.5 GFLOP/s against 94.3 for the
-    /// plan cost model 16 searched (506,881 against this plan's 549,888 there: each step's fill of
-    /// a 128-byte piece of a row of `b`, rows 2 KiB apart, was charged at L2's fill weight).
-    /// Cost model 17 lets such short pieces of rows less than a page apart stream, and the search
-    /// now finds this plan itself (cost 448,512: `a` and `c` filled into L1 before the strips
-    /// rather than in each; this schedule 467,968). Model 18 charges those pieces L1's weight
-    /// and keeps the plan (464,896; this schedule 484,352).
+    /// a row) over all 512 values of `k`. The search finds this plan itself, with `a` and `c`
+    /// filled into L1 before the strips rather than in each: shown beside it to keep the two
+    /// in step.
     #[target(avx512)]
     pub fn gemm8x512x512_full_k(Matmul(1x8x512x512, (f32, GL), (f32, GL), (f32, GL), serial))
     schedule {
@@ -196,9 +188,8 @@ morello::kernel! {
     /// `k` (8 pairs of rows, read side by side as 8 streams) by 256 columns, swept across every
     /// column before the next 16 rows; the search implements each tile. The searched kernel
     /// reads one pair of rows at a time in 16 KiB pieces 64 KiB apart, which the cost model
-    /// streams as well as whole rows and costs 16% below this plan (107,131,204 against
-    /// 128,223,234 on the AVX-512 target); paired on a Zen 5 VM this plan ran 1.9× as fast
-    /// (`bench/README.md`, "The ceiling timed in the same rounds").
+    /// streams as well as whole rows and costs below this plan, while this plan runs faster:
+    /// a gap in the cost model, shown side by side.
     #[target(avx512)]
     pub fn vecmat_bf16_pairs_side_by_side(Matmul(1x1x2048x16384, (bf16, GL), (bf16, GL, [1, 2, 1 p2]), (f32, GL), serial))
     schedule {

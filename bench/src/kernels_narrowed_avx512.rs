@@ -1,9 +1,7 @@
 //! Wholly searched kernels for the large GEMMs on the AVX-512 target, found in the narrowed search
 //! space (`morello_core::search::SearchSpace::FixedOutputLayouts`: no relayouts of the output
-//! within global memory), which `build.rs` chooses for this file alone. Under cost model 8 the
-//! exact search of the serial 2048³ Spec on AVX-512 took 86 s on two threads of the development
-//! VM, the narrowed one 34 s for the same optimum (under model 5: over 20 minutes, and 90 s for a
-//! cost 0.21% above the optimum); the narrowed space keeps this crate's first build short. No
+//! within global memory), which `build.rs` chooses for this file alone: it holds the full
+//! space's optimum of these Specs and searches it several times faster. No
 //! schedule: everything here is the search's choice, the parallel loops of the Specs not marked
 //! `serial` included; only the layouts of prepacked operands are chosen by hand.
 //! `kernels_narrowed_avx2.rs` holds the same Specs for the other target.

@@ -55,8 +55,8 @@ impl Isa {
 const FMA_CHAINS: usize = 12;
 /// FMA loop iterations per call: 2²⁴, about 25 ms of FMAs on a 4 GHz core with two FMA pipes,
 /// so that starting the other threads' loops in [`fma_peak_on`] (and the scheduler spreading
-/// them over the CPUs) costs under 1% of a call. With 2²⁰ (1.5 ms) the two-thread figure, timed
-/// after a pause, had measured 285–329 GFLOP/s where oneDNN's GEMMs ran at 404–423.
+/// them over the CPUs) costs under 1% of a call; much shorter calls measured a two-thread peak
+/// below what the libraries' GEMMs reach.
 const FMA_ITERATIONS: u64 = 1 << 24;
 
 /// Floating-point operations of one [`fma_peak_call`].
@@ -125,10 +125,9 @@ fn sum_256(v: __m256) -> f32 {
 /// [`Limits::sequential_read_gbps`]).
 pub const READ_STREAMS: usize = 8;
 
-/// Cache lines each stream reads per step in the second read pattern. On the Zen 5
-/// development VM, 8 streams reading 4 lines a step measured 36.1 GB/s where one line a step
-/// measured 26.2, and oneDNN's vector-matrix products read at 38–41: the loads in flight, not
-/// the memory, had set the one-line pattern's ceiling (`bench/README.md`).
+/// Cache lines each stream reads per step in the second read pattern. On some CPUs one line a
+/// step reads well below what the libraries' vector-matrix products reach: the loads in
+/// flight, not the memory, set that pattern's ceiling, and 4 lines a step does not.
 pub const READ_LINES: usize = 4;
 
 /// Cache lines per stream a step of the read patterns timed for the bandwidth ceiling: one,
@@ -268,9 +267,8 @@ fn on_threads(threads: usize, work: impl Fn(usize) + Sync) {
 /// Measures the FMA peak and the bandwidth of reading `buffer` (larger than the caches,
 /// [`read_buffer`]) on `threads` threads (each thread runs its own loop; the figures are
 /// totals), pausing `settle` before each repetition as the contenders' timing does. (Without
-/// the pause, the start of a two-thread phase had twice measured one thread's worth, 242.0 and
-/// 241.1 GFLOP/s, where the same loop timed between contenders measured 431.6–463.4; the
-/// cause, presumably worker threads the libraries had just started, was not traced.)
+/// the pause, the start of a two-thread phase had measured one thread's worth; the cause,
+/// presumably worker threads the libraries had just started, was not traced.)
 pub fn measure_limits(threads: usize, buffer: &[f32], settle: Duration) -> Limits {
     let measure = |f: &mut dyn FnMut()| measure_in_turns(&mut [f], settle).remove(0);
     let fma = measure(&mut || fma_peak_on(threads));

@@ -13,9 +13,8 @@
 //! per VRF register). A heap buffer is kept when a call is done with it, in one of a few slots
 //! of its allocation site, for a later call to take (`Helper::SpareBuffers`): a kernel that
 //! packs a 16 MiB operand would otherwise allocate it on every call, and may fault in fresh
-//! pages each time (the bench's 2048³ kernel that packs `b` inside ran at a median of 125–128
-//! GFLOP/s against a best of 213–221 when timed between other libraries' calls, and at 210.5
-//! with spare buffers, `bench/README.md`). A process so keeps, for its lifetime, at most
+//! pages each time, which made such a kernel's median time far from its best when timed
+//! between other libraries' calls. A process so keeps, for its lifetime, at most
 //! [`crate::kernels::SPARE_SLOTS`] buffers per site: as many as ever ran at once.
 //!
 //! A *view* is a buffer, the coordinate of the view's origin in it, and how the view's

@@ -6,21 +6,18 @@
 //! Every node costs at least as much as each child, which gives synthesis its optimal
 //! substructure.
 //!
-//! Three terms extend the paper's model: every iteration of a loop also pays for the lines it
-//! makes the hardware prefetchers miss ([`scattered_lines`]), and, unless it is a spread loop,
-//! for the first page of each long row it starts anew ([`restarted_lines`]); global memory
-//! costs L2's or L3's weight inside a Spec whose data fits in that cache ([`residency`]), and
-//! each run of such a Spec inside one held further out pays the first reads of its lines from
-//! there ([`cache_fill`]; a loop over such Specs, once per tile of each operand it moves to:
-//! [`loop_cache_fill`]); and a hardware cache fill of such data into L1, which copies nothing,
-//! pays only the time the cache takes to deliver its lines
-//! ([`crate::target::Cache::fill_line_cost`]), where a copy pays the cache's full weight (and
-//! double for a tile that is not contiguous, which a fill does not), and nothing at all when
-//! it streams a Matmul's rhs along `k` ([`streamed_fill`]; a loop reading pieces of rows that
-//! do not follow each other pays for them: [`row_pieces`]).
-//! And the search gives a Spec whose data fits in L1 only one rewrite, the (no-op) cache fill
-//! of that data ([`crate::residency`]), so a program pays global memory's weight once for data
-//! the cache keeps, wherever its fills would otherwise sit.
+//! Terms beyond the paper's model (each with its formula in `docs/cost-model.md`): lines a loop
+//! makes the hardware prefetchers miss ([`scattered_lines`]) and, unless it is a spread loop,
+//! the first page of each long row it starts anew ([`restarted_lines`]); global memory at L2's
+//! or L3's weight inside a Spec whose data fits in that cache ([`residency`]), with the first
+//! reads of a child held further in paid once per run ([`cache_fill`]) or once per tile an
+//! operand moves to in a loop ([`loop_cache_fill`]); a hardware cache fill into L1 paying only
+//! the cache's delivery time ([`crate::target::Cache::fill_line_cost`]), not doubled for a tile
+//! that is not contiguous, and nothing when it streams a Matmul's rhs along `k`
+//! ([`streamed_fill`]), except for pieces of rows that do not follow each other
+//! ([`row_pieces`]). And the search gives a Spec whose data fits in L1 only one rewrite, the
+//! (no-op) cache fill of that data ([`crate::residency`]), so a program pays global memory's
+//! weight once for data the cache keeps, wherever its fills would otherwise sit.
 //!
 //! Whether data fits in a cache counts the rows of a tile that lie a whole number of pages
 //! apart ([`crate::tensor::TensorSpec::paged`]) as a page each once there are more of them than

@@ -5,7 +5,7 @@
 //! dimension it may not be tiled along, and its reference semantics. Everything else — operand
 //! shapes, directions, reduction dimensions, how a tile of the Spec tiles each operand
 //! (including Conv's sliding windows), the initial values `to_accum` writes — is derived.
-//! Facts about the primitives follow `reference/upstream-morello-facts.md` §1.2.
+//! Facts about the primitives follow `../shared/reference/upstream-morello-facts.md` §1.2 (beside the repository).
 
 mod table;
 

@@ -118,26 +118,14 @@ pub struct ParallelCost {
 /// page or more apart, each row is read in short pieces and there are more rows than the stream
 /// prefetcher tracks, most lines arrive unprefetched.
 ///
-/// Measured on the development machine (AVX-512, a 1×2048×16384 f32 vector-matrix product,
-/// rows 64 KiB apart). In a C loop, reading 16 or 32 rows side by side in 512-byte pieces runs
-/// at 8.07 and 7.96 GFLOP/s, all 2048 rows at 5.28, 1.53× the time; so an unprefetched line
-/// costs about half a global-memory line more. With Morello's kernels, 32 rows at a time in
-/// strips of 2048, 4096 and 8192 columns (pieces of 8, 16 and 32 KiB) reached 91–94%, 97% and 98%
-/// of the read-bandwidth ceiling, whole rows 98%: pieces of 16 KiB stream as well as whole rows.
-///
-/// Fewer streams are faster still, and on other cores the limit is lower: on a Zen 4 core a
-/// bf16 vector-matrix product over a matrix in 256-column panels ran at 17.4 GFLOP/s reading 8
-/// panels side by side in 8 KiB pieces and at 29.6 reading one panel after another, and plain
-/// reads of 8 and 16 interleaved streams in 8 KiB pieces at 24.3 and 10.6 GB/s against 28.7 for
-/// one stream (`bench/experiments/interleaved_streams.c`). So below `prefetch_streams`, each
-/// piece of several interleaved streams pays for its first line.
-///
-/// `prefetch_streams` is 8, the Zen 4 development VM's figure: there, in a later run of
-/// `interleaved_streams.c`, up to 8 interleaved streams read at 21.8–30.0 GB/s in pieces of
-/// 1–64 KiB, while 16 streams in 8 KiB pieces read at 10.2 and 32 streams in 1–8 KiB pieces at
-/// 10.4–13.9 (one stream: 23.9–25.9). The first development machine followed 32 streams at
-/// full speed; with 32, the searched f32 vector-matrix kernel read 32 rows side by side in
-/// 8 KiB pieces on the VM and ran at 52% of the bandwidth ceiling.
+/// The figures come from C loops over a 1×2048×16384 f32 vector-matrix product (rows 64 KiB
+/// apart) and from plain interleaved reads (`bench/experiments/interleaved_streams.c`):
+/// reading all 2048 rows side by side in short pieces took about 1.5 times as long as reading
+/// 16 or 32 at a time, so an unprefetched line costs about half a global-memory line more;
+/// pieces of 16 KiB streamed as well as whole rows. Fewer streams read faster still, and on
+/// some cores the limit is lower: `prefetch_streams` is 8, the figure of a Zen 4 core, where 16
+/// or more interleaved streams read at less than half the rate of 8. So below
+/// `prefetch_streams`, each piece of several interleaved streams pays for its first line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct StreamCost {
     /// The stride prefetcher does not cross boundaries of this many bytes (a page).
@@ -199,11 +187,11 @@ const GLOBAL: LevelInfo = LevelInfo { capacity_bytes: 1 << 30, register_bytes: 0
 /// model counted L2, against which the kernels' weights were calibrated (on Specs whose data a
 /// benchmark's repeated runs keep in the caches).
 const L2_LINE_COST: u64 = 20;
-/// The L3 every target counts: 16 MiB of it, what one core of the Zen 5 VM (32 MiB of L3
-/// shared by its cores) keeps; there 16 MiB read at 103–105 GB/s, 24 MiB at 79–85 and 4–12 MiB
-/// at 110–121 (`bench/experiments/cache_bandwidth.c`; Zen 2 has 16 MiB per 4 cores, Zen 3–5
-/// 32 MiB per 8). A line of it weighs 35 (memory's 100 times 0.55/1.56 ns, the times there)
-/// and a cache fill 9 (AVX-512's L2 fill of 4 times 0.55/0.24).
+/// The L3 every target counts: 16 MiB of it, what one core of a Zen 5 CPU (32 MiB of L3 shared
+/// by its cores) keeps at full speed (`bench/experiments/cache_bandwidth.c`; Zen 2 has 16 MiB
+/// per 4 cores, Zen 3–5 32 MiB per 8). A line of it weighs 35 (memory's 100 times the ratio of
+/// the times a line takes from L3 and from memory there, 0.55/1.56 ns) and a cache fill 9
+/// (AVX-512's L2 fill of 4 times the ratio of L3's and L2's times, 0.55/0.24).
 const SHARED_L3: Cache = Cache { capacity_bytes: 16 << 20, line_cost: 35, fill_line_cost: 9 };
 
 /// x86-64 with AVX2 and FMA: 16 scalar and 16 vector registers, 32 KiB of L1 modelled.

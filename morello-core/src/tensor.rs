@@ -355,9 +355,8 @@ impl TensorSpec {
     /// [`Target::least_line_cost`] (in global memory, [`Target::fill_line_cost`] instead of its
     /// full weight). Unlike a copy ([`TensorSpec::move_cost`]), a fill is not doubled when the
     /// tensor is not contiguous: the cache fetches the same whole lines either way, with no loop
-    /// over short rows. On the Zen 4 development VM, the f32 vector-matrix kernel that fills 8
-    /// rows of 512 bytes at a time ran 9.0–9.7 GFLOP/s against 7.6 for the one the doubled
-    /// weight chose, which reads one 16 KiB piece of a row at a time (`bench/README.md`).
+    /// over short rows. (Doubled, it made the search prefer reading one long piece of a row at a
+    /// time over filling several short rows, which runs slower.)
     pub fn fill_cost(&self, target: &Target, residency: Residency) -> u64 {
         self.cache_lines(target) * target.least_line_cost(self.0.level, residency)
     }

@@ -58,8 +58,7 @@ fn the_search_streams_the_bf16_matrix_with_the_output_held_in_l2() {
     // Some loop walks blocks of whole rows of `b`, no more at once than the prefetcher
     // follows: it keeps all of `c`. Charged a fill of `c` on every iteration, the search read
     // 32 whole rows at a time and each in 8 KiB pieces, 8 rows side by side, with a strip of
-    // `c` in L1; on the Zen 4 development VM that kernel ran at 19.0–19.4 GFLOP/s against
-    // 22.4–22.9 for this one (`bench/README.md`).
+    // `c` in L1, a kernel that ran slower than this one.
     let streams = target.streams.prefetch_streams;
     let mut whole_rows = false;
     imp.visit(&mut |node| {

@@ -107,7 +107,7 @@ fn adjacent_rows_cost_less_than_near_rows_and_near_rows_less_than_rows_pages_apa
     // The same schedule (6×64 register tiles over all of `k`) on an rhs whose rows are
     // adjacent, on one whose rows are 1 KiB apart (a block of a 256-wide matrix) and on one
     // whose rows are whole pages apart: only the first two stream, and the second pays for
-    // writing its lines into L1 (cost model 18).
+    // writing its lines into L1.
     let cost = |rhs: &str| {
         let text = format!("Matmul(1x24x256x64, (f32, GL), (f32, GL{rhs}), (f32, GL), serial)");
         let spec = Spec::parse_for(&text, &X86_AVX512).unwrap();

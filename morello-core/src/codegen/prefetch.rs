@@ -4,18 +4,9 @@
 //! its loops: it streams from DRAM. The hardware's stream prefetcher keeps up with such a
 //! stream as long as the loops continue no more rows at once than it follows
 //! ([`crate::target::StreamCost::prefetch_streams`]); past that, most lines arrive unprefetched.
-//! `bench/experiments/stream_prefetch.c` read the 64 MiB matrix of the bf16 vector-matrix
-//! product 1×2048×16384 from DRAM on one core of the first development machine, two runs:
-//!
-//! | loops | no prefetch | 512 B ahead | 1 KiB | 2 KiB |
-//! |---|---|---|---|---|
-//! | 32 rows at a time, strips of 256 columns | 9.7–9.9 GB/s | 13.4–13.5 | 12.9–13.1 | 12.6–12.8 |
-//! | 8 rows at a time, strips of 256 columns | 12.4–13.0 | 16.0–16.9 | 16.2–17.1 | 16.3–16.9 |
-//!
-//! against 14.5–15.0 GB/s for a plain sequential read. On the Zen 4 development VM, software
-//! prefetches slowed every loop nest that continues 8 rows or fewer: the searched kernels that
-//! read 8 rows at a time in strips of 128 (f32) and 256 (bf16) columns ran at 8.0–8.6 and 19.2
-//! GFLOP/s with prefetches 512 bytes ahead, 9.0–9.7 and 24.1 without (`bench/README.md`).
+//! `bench/experiments/stream_prefetch.c` measures it: loops that continue 32 rows at a time
+//! read a streamed matrix faster with software prefetches a few hundred bytes ahead, while
+//! loops that continue 8 rows or fewer, which the prefetcher follows, read it slower with them.
 //!
 //! So when a vector-register tile of a streamed input is loaded by loops that continue more
 //! rows than the stream prefetcher follows, each cache line of the source is preceded by a

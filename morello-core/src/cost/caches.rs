@@ -5,11 +5,9 @@
 //! block of a large Matmul whose operands fit in L2 reads them from memory on its first pass
 //! and from L2 on every later one. Charging memory's weight for each pass made the search
 //! prefer schedules with the fewest moves out of global memory over schedules whose moves hit
-//! L2 (on the Zen 4 development VM, a 1024³ GEMM searched so ran at 70% of the FMA peak while
-//! one split by hand into 256³ blocks, 768 KiB each, ran at 82%). L3 does the same one level
-//! out: a 1024³ GEMM's 12 MiB sit in the Zen 5 VM's L3, and a plan that re-reads `a` and `c`
-//! once per block of `b` ran faster there than the one a model charging memory's weight for
-//! those re-reads chose (243.6 against 222.4 GFLOP/s, `bench/README.md`).
+//! L2, which run faster (a large GEMM split into blocks whose operands fit in L2). L3 does the
+//! same one level out: a 1024³ GEMM's 12 MiB sit in L3, where a plan that re-reads `a` and `c`
+//! once per block of `b` runs faster than one that avoids those re-reads.
 //!
 //! So a Spec has a [`Residency`]: the innermost cache that holds the lines of its operands in
 //! global memory and L1 ([`residency`]). Inside a Spec held in a cache, a line of global memory

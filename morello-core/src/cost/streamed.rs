@@ -2,12 +2,11 @@
 //! delivers them while the multiply-adds run.
 //!
 //! A register tile that runs over the whole of `k` (a 6×64 tile of the output summed in
-//! registers and stored once) reads its rhs one 256-byte row per step of `k`; with the rhs in
-//! 64-column panels (`[2, 1, 2 p64]`), the rows follow each other in memory and L2 streams them
-//! into L1 while the core runs the step's 24 multiply-adds. On the Zen 4 development VM such
-//! tiles ran at 97% of the FMA peak at 1024³ and 2048³, 7–9% faster than the 128-deep tiles
-//! whose rhs block stays in L1, yet the model charged them 29% more: each step's fill paid its
-//! 4 lines at L2's fill weight and again at L1's (`bench/README.md`, "Full-k register tiles").
+//! registers and stored once) reads its rhs one row per step of `k`; with the rhs in 64-column
+//! panels (`[2, 1, 2 p64]`), the rows follow each other in memory and L2 streams them into L1
+//! while the core runs the step's multiply-adds. Such tiles run faster than tiles whose rhs
+//! block stays in L1, which a model that charges each step's fill at L2's and L1's weights
+//! cannot see.
 //!
 //! So a hardware fill ([`crate::imp::AllocNode::cache_miss`]) of the rhs into L1 is free
 //! ([`streamed_fill`]) when the Spec is held in the innermost cache and the rhs tile is
@@ -15,27 +14,17 @@
 //! The lhs keeps its fill costs: its register tile reads one value from each of several rows
 //! per step.
 //!
-//! A piece of one row streams only when the loop that cut `k` down to it reads the next
-//! row's piece from a nearby address. Rows a whole number of pages apart do not: tiles that
-//! read the 256-byte row pieces of a row-major 1024-wide rhs in place, 4 KiB apart, ran 5%
-//! slower at 1024³ than the kernel cost model 15 chose, under a trial model that made those
-//! fills free. Short pieces of rows less than a page apart do: the 8×32 register tiles of an
-//! 8×512×512 GEMM that read 128-byte pieces of `b`'s rows, 2 KiB apart, over all 512 of `k`
-//! ran at 108.5 GFLOP/s against 94.3 for the plan model 16 chose, which filled 8 contiguous
-//! rows at a time (`bench/README.md`, "Paired on a Zen 4 VM"). A tile's layout does not
+//! A piece of one row streams only when the loop that cut `k` down to it reads the next row's
+//! piece from a nearby address. Rows a whole number of pages apart do not (each page starts
+//! a stream anew); short pieces of rows less than a page apart do. A tile's layout does not
 //! record how far apart the rows of its parent were, so the loop pays for what its
 //! iterations' fills would have: a serial loop whose body reads one row of a Matmul's rhs in
 //! global memory pays, on every iteration, for the piece's lines by [`row_pieces`]: nothing
 //! when the rows follow each other, the whole fill when the rows lie a whole number of pages
 //! apart or the piece is a page or longer, and in between, for short pieces of rows less than
-//! a page apart that do not follow each other, the line's write into L1 alone (cost model 18).
-//! That middle charge is what tells a copy of a 512×512 block of a 2048³ GEMM's `b` into a
-//! row-major buffer (rows 2 KiB apart) from one into 64-column panels (adjacent rows): both
-//! cost the same to 0.004% under model 17, which made them all free, and the row-major buffer
-//! ran 5% slower paired (88.1 against 92.8 GFLOP/s). A piece a page or longer pays in full
-//! wherever its rows lie: a vector-matrix product reading its matrix one whole row at a time,
-//! and its output once per row, is not what this evidence covers, so it costs what model 16
-//! charged.
+//! a page apart that do not follow each other, the line's write into L1 alone. That middle
+//! charge is what tells a copy of a block of `b` into a row-major buffer (rows apart) from one
+//! into panels (adjacent rows), which run at different speeds.
 //!
 //! The first reads from further out still pay: a Spec held in L2 inside one held in L3 or in
 //! memory pays [`crate::cost::cache_fill`] for its lines as before. What the rhs's lines then
@@ -44,9 +33,7 @@
 //! a whole number of pages apart (a tile of a row-major matrix 1024 or more `f32` wide) keeps
 //! the full bound: the loops that cut it into rows pay. A line that streams still costs the
 //! kernels something to read out of L1, which the bounds count for every input
-//! (`search::l1_reads`). (On the AVX2 target the narrowed search of a 256³ GEMM solved 17.62
-//! million Specs under model 16 with only the first of these, against model 15's 10.00
-//! million; with both, 9.25 million.)
+//! (`search::l1_reads`).
 
 use crate::level::Level;
 use crate::primitive::Primitive;
@@ -107,7 +94,7 @@ pub enum RowPieces {
     /// Short pieces of rows that follow each other in memory: L2 streams them for free.
     Adjacent,
     /// Short pieces of rows less than a page apart that do not follow each other: they stream,
-    /// but each line costs what it costs to write into L1 (cost model 18).
+    /// but each line costs what it costs to write into L1.
     Near,
     /// Pieces a page or longer, or of rows a whole number of pages apart: each line costs what
     /// its fill would have had it not streamed.

@@ -9,8 +9,8 @@
 //! prefetcher, which stays inside a page, cannot help either), most lines of the pieces arrive
 //! unprefetched. Below that, each piece still makes the prefetcher pick its stream up again
 //! after the other streams' pieces, which costs at least its first line: fewer streams read
-//! faster (a bf16 vector-matrix product over a matrix in 256-column panels ran at 17.4 GFLOP/s
-//! continuing 8 panels at once and 29.6 reading one panel after another, on a Zen 4 core).
+//! faster (a vector-matrix product over a matrix in panels reads one panel after another
+//! faster than several panels at once).
 //! [`scattered_lines`] counts those lines for one iteration of a loop, and the loop pays
 //! [`Target::unprefetched_line_cost`] for each on every iteration.
 //!
@@ -81,9 +81,7 @@ pub fn scattered_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
 /// each before it runs ahead. A tile of one row starts one, unless the rows are adjacent (the
 /// stream then runs on from the previous row). A spread loop (`crate::imp::LoopNode::spread`)
 /// continues each of its streams into the next row of its band instead, and pays nothing
-/// here. On the Zen 5 VM the bf16 vector-matrix product 1×2048×16384 read 8 consecutive rows
-/// at a time at 31–33 GFLOP/s and 8 rows from 8 bands at 36
-/// (`bench/experiments/bf16_conversion.c`).
+/// here, and reads faster (`bench/experiments/bf16_conversion.c` times both orders).
 pub fn restarted_lines(spec: &Spec, tile: &[u32], target: &Target) -> u64 {
     let Some(prim) = spec.primitive() else { return 0 };
     let StreamCost { page_bytes, stream_bytes, .. } = target.streams;

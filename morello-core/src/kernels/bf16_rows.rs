@@ -6,8 +6,8 @@
 //! the low half leaves the odd ones. The loop accumulates even and odd columns apart (two
 //! registers per 32 columns) and interleaves them only when it adds them to the output. The
 //! broadcast kernel instead widens each half with `vpmovzxwd` (a shuffle) before every
-//! multiply-add; on the Zen 5 VM the shuffle-free loop read the row-major 1×2048×16384 matrix
-//! at 33–34 GB/s against 23–24 (`bench/experiments/bf16_conversion.c`).
+//! multiply-add, which makes it shuffle-bound; the shuffle-free loop reads a row-major matrix
+//! faster (`bench/experiments/bf16_conversion.c` times both).
 
 use super::check::Checker;
 use super::emit::{KernelEmitter, row_stride, stride_along};
@@ -22,9 +22,8 @@ use crate::target::Target;
 const COLUMNS_PER_LOAD: u32 = 32;
 
 /// Loads per row in one pass over the rows: wider Specs are done 128 columns at a time. Each
-/// row of a pass is then read 4 lines at a time; 8 lines at a time (256 columns) read the
-/// row-major matrix at 26 GB/s against 33–34, 2 lines (64 columns) at 32
-/// (`bench/experiments/bf16_conversion.c` with its step changed).
+/// row of a pass is then read 4 lines at a time, the fastest step measured; 2 and 8 lines at
+/// a time read slower (`bench/experiments/bf16_conversion.c` with its step changed).
 const CHUNK_LOADS: u64 = 4;
 
 /// `out[j] += Σ_r lhs[r] · rhs[r][j]` for a `1×1×k×n` MatmulAccum in L1: the output

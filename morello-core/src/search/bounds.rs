@@ -116,7 +116,8 @@ fn fill_bound(volume: u64, dtype: Dtype, target: &Target) -> u64 {
 /// pieces pay for them, [`crate::cost::row_pieces`]).
 ///
 /// The output is paid for at any addressed level: the Matmul kernels that accept it in memory
-/// (`MultAdd`, the dot products, the `vdpbf16ps` register tile) all charge `m(t)` of their
+/// (`MultAdd`, the dot products, the `vdpbf16ps` register tile, the bf16 even-odd row loop)
+/// all charge `m(t)` of their
 /// operands, so it is either moved or paid for by the kernels, tile by tile.
 ///
 /// The inputs in L1 or global memory then pay for leaving L1 ([`least_l1_reads`]), which
@@ -152,7 +153,8 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
 /// costs `2v + 1` for `v` output registers, the bf16 variant `3v + 1`, the dot products
 /// `2` (or `3`) per register of `k` plus a constant, `vdpbf16ps` `2` per 32 bf16 pairs, and the
 /// `vdpbf16ps` register tile `2` per pair of `k` per output register of 16 f32 lanes (32 bf16
-/// products). `MultAdd` costs at least 1 per product.
+/// products), and the bf16 even-odd row loop 5 per 32 products. `MultAdd` costs at least 1 per
+/// product.
 ///
 /// Without bf16 operands the kernels are `MultAdd`, `BroadcastVecMultAdd` and the f32 dot
 /// product, and each call also pays a constant: a call of volume `c` (at most the largest

@@ -176,10 +176,9 @@ fn decompositions(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<A
 
 /// The most bands a spread loop reads side by side, by target. The cost model does not tell
 /// band counts apart (each continues its streams), so the search is offered only counts that
-/// were measured not to lose. On the Zen 5 VM, the bf16 vector-matrix product 1×2048×16384 read
-/// by the AVX2 target's searched kernels ran at 27.5 GFLOP/s with 4 bands, 20.0 with 8 and 15.2
-/// with 16, against 25.2 for blocks of 8 consecutive rows; the AVX-512 target's searched kernel
-/// ran at 38.7–40.6 with 8 bands and 36.4–37.6 with 4 (`bench/experiments/two_vecmat_bf16.c`).
+/// were measured not to lose (`bench/experiments/two_vecmat_bf16.c`): with AVX2's 256-bit
+/// vectors, 8 or more bands read slower than blocks of consecutive rows and 4 faster; with
+/// AVX-512, 8 bands read fastest.
 fn max_spread_bands(target: &Target) -> u32 {
     if target.has_feature("avx512f") { 8 } else { 4 }
 }
@@ -240,8 +239,8 @@ fn tiles(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<Action>) {
 
 /// Row counts of Matmul register blocks that are not powers of two. With AVX-512's 32 vector
 /// registers, 14 rows of two vectors or 6 rows of four leave room for a row of the rhs, and run
-/// at 87–88% of the FMA peak on their own where the largest power-of-two blocks (8×32, 4×64)
-/// reach 82–83% (`bench/experiments/register_tiles.c`); with AVX2's 16, 6 rows of two vectors.
+/// closer to the FMA peak on their own than the largest power-of-two blocks (8×32, 4×64)
+/// (`bench/experiments/register_tiles.c`); with AVX2's 16, 6 rows of two vectors.
 pub(super) const REGISTER_BLOCK_ROWS: [u32; 2] = [6, 14];
 
 /// The register-block row counts worth tiling dimension `d` of `spec` to: only a Matmul's rows,

@@ -23,11 +23,6 @@
 //!
 //! Results found with slack are not optima, so they must not be mixed with exact ones: build
 //! scripts keep them in a database file of their own (see `morello-build`).
-//!
-//! Measured on AVX-512 f32 Matmuls 1×N×N×N (README, "The synthesis database"): with 25% slack
-//! the search took 2.4× (N=64) to 5.6× (N=256) less time than the exact one, and the costs
-//! found were 0% to 7.1% above the optimum; with 10%, 1.1× to 2.6× less time and at most
-//! 0.96% above.
 
 use std::fmt;
 use std::str::FromStr;

@@ -8,12 +8,11 @@ use crate::level::Level;
 /// A cache below L1: L2 or L3.
 ///
 /// Programs never address it: a tile of global memory read again while it fits in the cache
-/// comes from there, whatever the program says. On the Zen 4 development VM (1 MiB of L2 per
-/// core), one core reads memory at about 22 GB/s (`bench/run`'s `machine:` line), a line in
-/// about 10 cycles at 3.5 GHz, and L2 fills L1 at 32 bytes a cycle (AMD's figure), a line in 2:
+/// comes from there, whatever the program says. On a Zen 4 core one core reads memory at a
+/// line in about 10 cycles, and L2 fills L1 at 32 bytes a cycle (AMD's figure), a line in 2:
 /// so a line read from memory weighs five times a line held in L2 (100 against 20). L3's
-/// weights come from `bench/experiments/cache_bandwidth.c` on the Zen 5 VM (one core, 512-bit
-/// loads): memory 1.51–1.64 ns a line, L3 0.53–0.58 (4–12 MiB), L2 0.23–0.24 (512 KiB).
+/// weights come from the times a line takes from memory, L3 and L2 on a Zen 5 core
+/// (`bench/experiments/cache_bandwidth.c`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Cache {
     /// How much of a Spec's data (its operands' whole cache lines) the cache holds while the
@@ -27,10 +26,8 @@ pub struct Cache {
     /// the line arrives. L2 delivers 32 bytes a cycle (AMD's figure for Zen 2–4), a line in 2
     /// cycles; a vector FMA costs 2 (`BroadcastVecMultAdd`'s 2 per output register), and a Zen 4
     /// core issues one 512-bit FMA a cycle (4 per line on AVX-512) or two 256-bit ones (8 per
-    /// line on AVX2), and two scalar ones, each costing 1 (4 per line, portable C). On the
-    /// Zen 4 development VM, the 256³ and 2048³ GEMMs searched with it ran 4.5% and 15% faster
-    /// than those searched without it (`bench/README.md`); only the AVX-512 figure was
-    /// measured. L3 delivers a line in about 2.3 times L2's time (above): 9.
+    /// line on AVX2), and two scalar ones, each costing 1 (4 per line, portable C). L3
+    /// delivers a line in about 2.3 times L2's time (above): 9.
     pub fill_line_cost: u64,
 }
 

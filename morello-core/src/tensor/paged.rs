@@ -31,9 +31,7 @@ impl TensorSpec {
     /// cache holds pages: then a page's worth each. A cache indexes its sets by address within a
     /// page, and every such run lands at the same addresses within its page, so the sets they
     /// fall into hold as many of them as the cache holds pages (its ways, for an L1 of one page
-    /// per way); past that they evict each other, as if each took a page. (On a Zen 5 core, a
-    /// 2048³ GEMM whose blocks kept 512 rows of 256 values of `b`, 8 KiB apart, in a 1 MiB L2
-    /// ran at 157 GFLOP/s.)
+    /// per way); past that they evict each other, as if each took a page.
     pub fn cache_footprint_lines(&self, cache_bytes: u64, target: &Target) -> u64 {
         let lines = self.cache_lines(target);
         if !self.0.paged || self.is_contiguous() {
