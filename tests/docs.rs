@@ -10,8 +10,14 @@ fn root() -> &'static Path {
 }
 
 /// The Markdown guides, relative to the root.
-const GUIDES: [&str; 5] =
-    ["README.md", "CHANGELOG.md", "bench/README.md", "docs/architecture.md", "docs/cost-model.md"];
+const GUIDES: [&str; 6] = [
+    "README.md",
+    "CHANGELOG.md",
+    "bench/README.md",
+    "docs/architecture.md",
+    "docs/cost-model.md",
+    "docs/precompute.md",
+];
 
 /// Directories whose `.rs` files are checked, relative to the root.
 const SOURCE_DIRS: [&str; 7] =

@@ -232,7 +232,7 @@ pub static X86_AVX512: Target = Target {
         // 48 KiB of L1 data cache, 12 ways of 4 KiB: Zen 5, Ice Lake and later Intel cores
         // (Zen 4 and Skylake-SP have 32 KiB). Costing a 128×64 f32 block of `b` beside a
         // register tile's rows of `a` as L1-resident is what makes the search choose 128-deep
-        // register tiles at 2048³ (bench/README.md).
+        // register tiles at 2048³ (`CHANGELOG.md` says what it changed).
         LevelInfo { capacity_bytes: 48 * 1024, register_bytes: 0, line_cost: 1 },
         GLOBAL,
     ],
