@@ -1,0 +1,3 @@
+fn main() {
+    morello_build::Build::new().file("src/kernels.rs").compile("quickstart_kernels");
+}
