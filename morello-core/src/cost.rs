@@ -37,6 +37,13 @@ pub use streamed::{RowPieces, may_stream, row_piece_cost, row_pieces, streamed_f
 pub use streams::{restarted_lines, scattered_lines};
 pub use tree::cost_tree;
 
+/// The cost model's version: bumped whenever kernel costs, rewrites or the search space change
+/// what is optimal, so that databases of older versions are rebuilt rather than trusted (also
+/// when a kernel's applicability changes: an older file may select it where it no longer
+/// applies). The plan snapshots (`tests/plans/`) record it, and refuse to be re-blessed with
+/// changed plans under the same version.
+pub const COST_MODEL_VERSION: u32 = 19;
+
 use crate::imp::{Impl, ImplNode};
 use crate::level::Level;
 use crate::limits::MemoryUsage;

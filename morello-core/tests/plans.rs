@@ -4,9 +4,12 @@
 //! plan fails here and shows as a reviewable diff of these files.
 //!
 //! `MORELLO_BLESS=1 cargo test -p morello-core --test plans` rewrites every file's plan from
-//! its header; a new snapshot is a file with the header alone, blessed.
+//! its header; a new snapshot is a file with the header alone, blessed. Each file records the
+//! cost model's version ([`COST_MODEL_VERSION`]) it was blessed under, and a changed plan is not
+//! blessed under the version it was recorded with: what is optimal changed, so databases of the
+//! old version must be rebuilt, which the version bump makes happen.
 
-use morello_core::cost::cost_tree;
+use morello_core::cost::{COST_MODEL_VERSION, cost_tree};
 use morello_core::search::{SearchMode, SearchSpace, Slack, Synthesizer};
 use morello_core::spec::Spec;
 use morello_core::target::TargetId;
@@ -22,6 +25,8 @@ struct Snapshot {
     target: TargetId,
     spec: String,
     space: SearchSpace,
+    /// The cost model's version the plan was blessed under, if recorded.
+    version: Option<u32>,
     plan: String,
 }
 
@@ -29,7 +34,7 @@ impl Snapshot {
     fn read(path: &Path) -> Snapshot {
         let text = std::fs::read_to_string(path).unwrap();
         let (mut header, mut plan) = (String::new(), String::new());
-        let (mut target, mut spec, mut space) = (None, None, SearchSpace::Fast);
+        let (mut target, mut spec, mut space, mut version) = (None, None, SearchSpace::Fast, None);
         for line in text.lines() {
             match line.strip_prefix(HEADER).and_then(|l| l.split_once(": ")) {
                 Some((key, value)) if plan.is_empty() => {
@@ -37,6 +42,11 @@ impl Snapshot {
                         "target" => target = TargetId::from_name(value),
                         "spec" => spec = Some(value.to_owned()),
                         "space" => space = value.parse().unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+                        // Written again on blessing.
+                        "cost model" => {
+                            version = Some(value.parse().unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+                            continue;
+                        }
                         other => panic!("{}: unknown header `{other}`", path.display()),
                     }
                     header.push_str(line);
@@ -55,6 +65,7 @@ impl Snapshot {
             target: target.unwrap_or_else(|| panic!("{}", what("known target"))),
             spec: spec.unwrap_or_else(|| panic!("{}", what("spec"))),
             space,
+            version,
             plan,
         }
     }
@@ -111,11 +122,21 @@ fn the_search_picks_the_plans_on_record() {
     for path in &files {
         let snapshot = Snapshot::read(path);
         let plan = snapshot.synthesize();
-        if plan == snapshot.plan {
+        if plan == snapshot.plan && snapshot.version.is_some() {
             continue;
         }
-        if bless {
-            std::fs::write(path, format!("{}{plan}", snapshot.header)).unwrap();
+        let new_plan = plan != snapshot.plan && !snapshot.plan.is_empty();
+        if bless && new_plan && snapshot.version == Some(COST_MODEL_VERSION) {
+            changed.push(format!(
+                "{}: the plan changed under cost model {COST_MODEL_VERSION}; bump \
+                 morello_core::cost::COST_MODEL_VERSION before blessing ({})",
+                path.display(),
+                first_difference(&snapshot.plan, &plan)
+            ));
+        } else if bless || snapshot.plan.is_empty() {
+            std::fs::write(path, format!("{}# cost model: {COST_MODEL_VERSION}\n{plan}", snapshot.header)).unwrap();
+        } else if plan == snapshot.plan {
+            changed.push(format!("{}: records no cost-model version", path.display()));
         } else {
             changed.push(format!("{}: {}", path.display(), first_difference(&snapshot.plan, &plan)));
         }

@@ -31,6 +31,7 @@
 use super::Database;
 use super::key::TableKey;
 use super::table::Rect;
+use crate::cost::COST_MODEL_VERSION;
 use crate::kernels::KernelKind;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
@@ -45,10 +46,6 @@ pub const MAGIC: &[u8; 8] = b"MORELLO\x01";
 /// Version of the file format, including the stable decision encoding; files of another
 /// version are rebuilt.
 pub const FORMAT_VERSION: u32 = 3;
-/// Bump whenever kernel costs or rewrites change what is optimal: stored answers of older
-/// versions are then rebuilt rather than trusted — also when a kernel's applicability changes,
-/// since an older file may hold implementations that select it where it no longer applies.
-pub const COST_MODEL_VERSION: u32 = 19;
 
 /// What a file records about how its answers were found.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
