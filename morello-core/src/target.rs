@@ -172,6 +172,24 @@ pub struct Target {
     /// The third-level cache, if the cost model counts it: what one core can count on keeping
     /// of it.
     pub l3: Option<Cache>,
+    /// Choices the search offers on this target that the cost model does not tell apart.
+    pub search: SearchPolicy,
+}
+
+/// What the search offers on a target beyond what the cost model can rank: choices measured on
+/// the target's CPUs rather than derived from its costs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SearchPolicy {
+    /// The most bands a spread loop reads side by side. The cost model does not tell band
+    /// counts apart (each continues its streams), so the search is offered only counts that
+    /// were measured not to lose (`bench/experiments/two_vecmat_bf16.c`): with 256-bit
+    /// vectors, 8 or more bands read slower than blocks of consecutive rows and 4 faster; with
+    /// 512-bit vectors, 8 bands read fastest.
+    pub max_spread_bands: u32,
+    /// How many of the widest vector registers wide a panel of `b` is taken to be: the register
+    /// tiles the search finds are four (AVX-512) or two to four (AVX2) registers wide. Sets
+    /// where the search starts peeling reductions, and the widest packed strip of copies.
+    pub panel_registers: u32,
 }
 
 const fn feature(detect_name: &'static str, compiler_flag: &'static str) -> IsaFeature {
@@ -212,6 +230,7 @@ pub static X86_AVX2: Target = Target {
     isa: &[feature("avx2", "-mavx2"), feature("fma", "-mfma")],
     parallel: ParallelCost { processors: 8, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    search: SearchPolicy { max_spread_bands: 4, panel_registers: 4 },
     // Zen 2 and Zen 3 have 512 KiB per core.
     l2: Some(Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 8 }),
     // A fill from L3 takes L2's time 2.3 times here too.
@@ -248,6 +267,7 @@ pub static X86_AVX512: Target = Target {
     ],
     parallel: ParallelCost { processors: 16, setup: 850_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    search: SearchPolicy { max_spread_bands: 8, panel_registers: 4 },
     // Zen 4, Zen 5 and Skylake-SP have 1 MiB per core.
     l2: Some(Cache { capacity_bytes: 1024 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
     l3: Some(SHARED_L3),
@@ -271,6 +291,7 @@ pub static PORTABLE: Target = Target {
     isa: &[],
     parallel: ParallelCost { processors: 4, setup: 230_000, per_iteration: 60 },
     streams: MEASURED_STREAMS,
+    search: SearchPolicy { max_spread_bands: 4, panel_registers: 4 },
     // The least of the x86 cores above.
     l2: Some(Cache { capacity_bytes: 512 * 1024, line_cost: L2_LINE_COST, fill_line_cost: 4 }),
     l3: Some(SHARED_L3),

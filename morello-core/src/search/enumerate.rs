@@ -94,11 +94,6 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     out
 }
 
-/// How many of the widest vector registers wide a panel of `b` is taken to be: the register
-/// tiles the search finds are four (AVX-512) or two to four (AVX2) registers wide. Sets where
-/// [`peel_size`] starts peeling, and the widest packed strip of copies ([`relayouts`]).
-const PANEL_REGISTERS: u32 = 4;
-
 /// The size of the peel the search tries for a non-accumulating Matmul with every operand in
 /// global memory: half its contraction dimension. Its two stages then have the shapes of a
 /// split in halves, which the search meets anyway, and peeling the first stage again reaches
@@ -110,7 +105,8 @@ const PANEL_REGISTERS: u32 = 4;
 /// still wholly in global memory (a cache fill into L1 emits no code, so peeling before it
 /// gives the same kernel as peeling after; tiles in registers are zeroed where they are), and
 /// where `k` is long enough that the search splits it outside registers at all: where a panel
-/// of `b`, `k` rows of [`PANEL_REGISTERS`] vector registers, no longer fits L1 (more than
+/// of `b`, `k` rows of the target's `panel_registers` vector registers
+/// ([`crate::target::SearchPolicy`]), no longer fits L1 (more than
 /// 192 rows on AVX-512, 256 on AVX2). With every non-accumulating Matmul peeled in halves, the
 /// full AVX-512 search of 256³ visited 9.9 M Specs instead of 2.9 M (96 s instead of 25 s);
 /// with these limits, 2.6 M (26 s), for the same optimum. Other primitives are left to
@@ -121,7 +117,7 @@ fn peel_size(spec: &Spec, prim: Primitive, target: &Target) -> Option<u32> {
         return None;
     }
     let k = spec.shape()[2];
-    let panel_row = u64::from(PANEL_REGISTERS * target.widest_vector_bytes().max(1));
+    let panel_row = u64::from(target.search.panel_registers * target.widest_vector_bytes().max(1));
     let fits_l1 = u64::from(k) * panel_row <= target.level(Level::L1).capacity_bytes;
     (!fits_l1 && k >= 2 && k.is_multiple_of(2)).then_some(k / 2)
 }
@@ -174,19 +170,10 @@ fn decompositions(spec: &Spec, prim: Primitive, target: &Target, out: &mut Vec<A
     }
 }
 
-/// The most bands a spread loop reads side by side, by target. The cost model does not tell
-/// band counts apart (each continues its streams), so the search is offered only counts that
-/// were measured not to lose (`bench/experiments/two_vecmat_bf16.c`): with AVX2's 256-bit
-/// vectors, 8 or more bands read slower than blocks of consecutive rows and 4 faster; with
-/// AVX-512, 8 bands read fastest.
-fn max_spread_bands(target: &Target) -> u32 {
-    if target.has_feature("avx512f") { 8 } else { 4 }
-}
-
 /// Spread loops over the contraction dimension of a MatmulAccum whose rhs is a dense matrix in
 /// global memory with rows that stream well (the only Specs where the cost model tells a spread
 /// loop from a plain one: `cost::restarted_lines`): power-of-two numbers of bands up to
-/// [`max_spread_bands`].
+/// the target's `max_spread_bands` ([`crate::target::SearchPolicy`]).
 fn spreads(spec: &Spec, target: &Target, out: &mut Vec<Action>) {
     let rhs = spec.operand(1);
     let &[.., k, n] = spec.shape() else { unreachable!("Matmul is rank 4") };
@@ -194,7 +181,7 @@ fn spreads(spec: &Spec, target: &Target, out: &mut Vec<Action>) {
     if rhs.level() != Level::GL || !rhs.is_contiguous() || row_bytes < u64::from(target.streams.stream_bytes) {
         return;
     }
-    let most = max_spread_bands(target);
+    let most = target.search.max_spread_bands;
     let mut bands = 2;
     while bands < k && bands <= most {
         if k.is_multiple_of(bands) {
@@ -357,7 +344,7 @@ fn relayouts(shape: &[u32], dtype: Dtype, level: Level, target: &Target) -> Rc<[
     if level == Level::GL
         && let Some(&widest) = strips.last()
     {
-        strips.push(widest * PANEL_REGISTERS);
+        strips.push(widest * target.search.panel_registers);
     }
     cached_layouts(shape, strips)
 }
