@@ -37,7 +37,6 @@ mod prefetch;
 
 pub use expr::Expr;
 
-use crate::dtype::Dtype;
 use crate::imp::Impl;
 use crate::kernels::Helper;
 use crate::primitive::Direction;
@@ -131,7 +130,7 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
     // Vector types and helpers are guarded, so that several kernels' translation units can be
     // concatenated into one (the fuzzer compiles hundreds of kernels per compiler call).
     for (dtype, lanes) in &types {
-        let name = vector_type_name(*dtype, *lanes);
+        let name = dtype.vector_type_name(*lanes);
         let _ = writeln!(
             source,
             "#ifndef MORELLO_TYPE_{name}\n#define MORELLO_TYPE_{name}\n\
@@ -175,9 +174,4 @@ fn ordered_helpers(helpers: &BTreeSet<Helper>) -> Vec<Helper> {
         visit(h, &mut out);
     }
     out
-}
-
-/// Name of the C vector type holding `lanes` values of `dtype`.
-pub fn vector_type_name(dtype: Dtype, lanes: u32) -> String {
-    format!("v{}x{lanes}_t", dtype.name())
 }

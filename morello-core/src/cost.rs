@@ -31,7 +31,8 @@ mod streamed;
 mod streams;
 mod tree;
 
-pub use caches::{cache_fill, loop_cache_fill, residency};
+pub use crate::residency::residency;
+pub use caches::{cache_fill, loop_cache_fill};
 pub use charges::NodeCharges;
 pub use streamed::{RowPieces, may_stream, row_piece_cost, row_pieces, streamed_fill, streamed_line_weight};
 pub use streams::{restarted_lines, scattered_lines};

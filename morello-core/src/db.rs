@@ -16,9 +16,9 @@ pub mod key;
 pub mod stored;
 pub mod table;
 
+use crate::decision::{Decision, Entry};
 use crate::level::Level;
 use crate::limits::MemoryLimits;
-use crate::search::{Decision, Entry};
 use crate::spec::{LogicalSpec, Spec};
 use crate::target::Target;
 use key::{Location, TableKey};

@@ -93,6 +93,12 @@ impl Dtype {
         matches!(self, Dtype::I8 | Dtype::I16 | Dtype::I32)
     }
 
+    /// The name of the C vector type (a GNU vector extension) that holds `lanes` values of this
+    /// dtype, as generated kernels declare it.
+    pub fn vector_type_name(self, lanes: u32) -> String {
+        format!("v{}x{lanes}_t", self.name())
+    }
+
     /// The C type that stores one element. bf16 is stored as its raw bits.
     pub fn c_type(self) -> &'static str {
         match self {

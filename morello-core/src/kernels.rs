@@ -252,7 +252,7 @@ impl fmt::Display for KernelKind {
 
 /// The move costs of every operand (paper §3's `m(t)`; zero in registers).
 pub(crate) fn operand_moves(spec: &LogicalSpec, target: &Target) -> u64 {
-    let held = crate::cost::residency(spec, target);
+    let held = crate::residency::residency(spec, target);
     spec.operands().iter().map(|t| t.move_cost(target, held)).sum()
 }
 

@@ -15,6 +15,7 @@ pub const COMPILED_OPT_LEVEL: &str = env!("MORELLO_CORE_OPT_LEVEL");
 pub mod codegen;
 pub mod cost;
 pub mod db;
+pub mod decision;
 pub mod dtype;
 pub mod fuzz;
 mod fxhash;

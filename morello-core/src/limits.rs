@@ -8,7 +8,7 @@
 //! limit `L` valid at every limit between its peak and `L`.
 
 use crate::level::{LEVEL_COUNT, Level};
-use crate::target::Target;
+use crate::target::{Target, snap_down_within, snap_up_within};
 use std::fmt;
 use thiserror::Error;
 
@@ -147,32 +147,17 @@ impl MemoryLimits {
     }
 }
 
-/// Largest power of two `<= x`, or 0.
-fn snap_down(x: u64) -> u64 {
-    if x == 0 { 0 } else { 1 << (63 - x.leading_zeros()) }
-}
-
-/// Smallest power of two `>= x`, or 0.
-fn snap_up(x: u64) -> u64 {
-    if x == 0 { 0 } else { x.next_power_of_two() }
-}
-
-/// Largest permitted limit `<= x` at an addressed level of `capacity` bytes: a power of two,
-/// 0, or the capacity itself once `x` reaches it.
-pub fn snap_down_within(x: u64, capacity: u64) -> u64 {
-    if x >= capacity { snap_down(x).max(capacity) } else { snap_down(x) }
-}
-
-/// Smallest permitted limit `>= x` at an addressed level of `capacity` bytes (see
-/// [`snap_down_within`]).
-pub fn snap_up_within(x: u64, capacity: u64) -> u64 {
-    if x <= capacity { snap_up(x).min(capacity) } else { snap_up(x) }
-}
-
 /// Smallest permitted limit above `x` at an addressed level of `capacity` bytes: the limits
 /// `L` with `snap_down_within(L, capacity) <= x` are those below it.
 pub fn next_limit_above(x: u64, capacity: u64) -> u64 {
     snap_up_within(snap_down_within(x, capacity).saturating_add(1), capacity)
+}
+
+impl Target {
+    /// The largest memory limits this target allows.
+    pub fn max_limits(&self) -> MemoryLimits {
+        MemoryLimits::from_bytes_unchecked(self.levels.map(|l| l.capacity_bytes))
+    }
 }
 
 impl fmt::Display for MemoryLimits {

@@ -1,4 +1,5 @@
-//! Residency: what the hardware caches do whatever the program says.
+//! Residency: which cache holds a Spec's data ([`residency`]), and what the hardware caches do
+//! whatever the program says.
 //!
 //! A fill of global-memory data into L1 emits no code (it is a hardware cache fill), so where a
 //! program places it changes nothing in the C. The paper's model still charges for it: a
@@ -20,9 +21,8 @@
 //! enclosing rewrites allocated there) has no implementation: its data would not stay in L1.
 
 use crate::level::Level;
-use crate::rewrite::Action;
-use crate::spec::{Spec, SpecKind};
-use crate::target::Target;
+use crate::spec::{LogicalSpec, Spec, SpecKind};
+use crate::target::{Residency, Target};
 
 /// Whether `spec` is held in L1: a primitive with operands in global memory whose cache lines
 /// (what their fills take there:
@@ -43,20 +43,76 @@ pub fn held_in_l1(spec: &Spec, target: &Target) -> bool {
     limits.is_some()
 }
 
-/// The only rewrite of a Spec held in L1: the cache fill of its first global-memory operand.
-pub fn forced_fill(spec: &Spec, target: &Target) -> Option<Action> {
+/// The operand whose cache fill is the only rewrite of a Spec held in L1: its first operand in
+/// global memory.
+pub fn forced_fill_operand(spec: &Spec, target: &Target) -> Option<usize> {
     if !held_in_l1(spec, target) {
         return None;
     }
-    let (index, operand) = spec.operands().iter().enumerate().find(|(_, t)| t.level() == Level::GL)?;
-    Some(Action::cache_fill(index, operand))
+    spec.operands().iter().position(|t| t.level() == Level::GL)
+}
+
+/// Where `spec`'s data is held: the innermost cache in which the lines of its operands in
+/// global memory and L1 fit (each cache holds what those further in hold), each operand taking
+/// [`TensorSpec::cache_footprint_lines`](crate::tensor::TensorSpec::cache_footprint_lines) of
+/// its capacity (runs a whole page apart fill the same sets); [`Residency::Memory`] if none
+/// does or if nothing of it is in global memory.
+pub fn residency(spec: &LogicalSpec, target: &Target) -> Residency {
+    lines_held(spec, target, |_| 1).map_or(Residency::Memory, |(residency, _)| residency)
+}
+
+/// The innermost cache holding `spec`'s data, and the cache lines of its operands in global
+/// memory, each operand's times `reads(i)` (its index), if a cache holds it; in one pass over
+/// its operands (the cost model asks for every node and every child it costs).
+pub(crate) fn lines_held(
+    spec: &LogicalSpec,
+    target: &Target,
+    reads: impl Fn(usize) -> u64,
+) -> Option<(Residency, u64)> {
+    let caches = Residency::CACHES.map(|r| target.cache(r).map(|c| c.capacity_bytes));
+    let line = u64::from(target.line_bytes);
+    let mut in_memory = 0u64;
+    // The bytes each cache would hold: paged runs take more of a larger cache's capacity.
+    let mut bytes = [0u64; Residency::CACHES.len()];
+    for (i, t) in spec.operands().iter().enumerate() {
+        let lines = match t.level() {
+            Level::GL | Level::L1 => t.cache_lines(target),
+            Level::RF | Level::VRF => continue,
+        };
+        if t.level() == Level::GL {
+            in_memory = in_memory.saturating_add(lines.saturating_mul(reads(i)));
+        }
+        for (held, capacity) in bytes.iter_mut().zip(caches) {
+            let Some(capacity) = capacity else { continue };
+            let taken = if t.paged() { t.cache_footprint_lines(capacity, target) } else { lines };
+            *held = held.saturating_add(taken * line);
+        }
+        // Once no cache can hold it, the rest of the operands cannot change that.
+        if bytes.iter().zip(caches).all(|(&held, capacity)| capacity.is_none_or(|c| held > c)) {
+            return None;
+        }
+    }
+    if in_memory == 0 {
+        return None;
+    }
+    Residency::CACHES
+        .into_iter()
+        .zip(caches.into_iter().zip(bytes))
+        .find(|&(_, (capacity, held))| capacity.is_some_and(|c| held <= c))
+        .map(|(residency, _)| (residency, in_memory))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::imp::ImplNode;
+    use crate::rewrite::Action;
     use crate::target::X86_AVX512;
+
+    /// The only rewrite of a Spec held in L1, as the search offers it.
+    fn forced_fill(spec: &Spec, target: &Target) -> Option<Action> {
+        forced_fill_operand(spec, target).map(|i| Action::cache_fill(i, spec.operand(i)))
+    }
 
     fn spec(text: &str) -> Spec {
         Spec::parse_for(text, &X86_AVX512).unwrap_or_else(|e| panic!("{text}: {e}"))

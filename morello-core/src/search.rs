@@ -63,6 +63,7 @@ mod database;
 mod enumerate;
 pub mod exhaustive;
 mod l1_reads;
+mod lanes;
 mod learned;
 mod memo;
 mod mode;

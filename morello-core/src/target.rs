@@ -9,7 +9,6 @@
 //! machine gcc or clang compiles for.
 
 use crate::level::{LEVEL_COUNT, Level};
-use crate::limits::MemoryLimits;
 use std::fmt;
 
 mod caches;
@@ -81,20 +80,42 @@ pub struct LevelInfo {
 impl LevelInfo {
     /// The largest limit this level permits at most `bytes`: whole registers in a register
     /// file; at an addressed level, a power of two or the capacity
-    /// ([`crate::limits::snap_down_within`]).
+    /// ([`snap_down_within`]).
     pub fn limit_at_most(&self, bytes: u64) -> u64 {
         match u64::from(self.register_bytes) {
-            0 => crate::limits::snap_down_within(bytes, self.capacity_bytes),
+            0 => snap_down_within(bytes, self.capacity_bytes),
             register => bytes - bytes % register,
         }
     }
 
     /// The smallest peak this level records for `bytes` in use: `bytes` (whole registers) in a
     /// register file; at an addressed level, a power of two or the capacity
-    /// ([`crate::limits::snap_up_within`]).
+    /// ([`snap_up_within`]).
     pub fn peak_at_least(&self, bytes: u64) -> u64 {
-        if self.register_bytes > 0 { bytes } else { crate::limits::snap_up_within(bytes, self.capacity_bytes) }
+        if self.register_bytes > 0 { bytes } else { snap_up_within(bytes, self.capacity_bytes) }
     }
+}
+
+/// Largest power of two `<= x`, or 0.
+fn snap_down(x: u64) -> u64 {
+    if x == 0 { 0 } else { 1 << (63 - x.leading_zeros()) }
+}
+
+/// Smallest power of two `>= x`, or 0.
+fn snap_up(x: u64) -> u64 {
+    if x == 0 { 0 } else { x.next_power_of_two() }
+}
+
+/// Largest permitted limit `<= x` at an addressed level of `capacity` bytes: a power of two,
+/// 0, or the capacity itself once `x` reaches it.
+pub fn snap_down_within(x: u64, capacity: u64) -> u64 {
+    if x >= capacity { snap_down(x).max(capacity) } else { snap_down(x) }
+}
+
+/// Smallest permitted limit `>= x` at an addressed level of `capacity` bytes (see
+/// [`snap_down_within`]).
+pub fn snap_up_within(x: u64, capacity: u64) -> u64 {
+    if x <= capacity { snap_up(x).min(capacity) } else { snap_up(x) }
 }
 
 /// What a parallel loop costs on top of its bodies (paper §3, parallel loops).
@@ -301,11 +322,6 @@ impl Target {
     /// Facts about `level`.
     pub fn level(&self, level: Level) -> &LevelInfo {
         &self.levels[level.index()]
-    }
-
-    /// The largest memory limits this target allows.
-    pub fn max_limits(&self) -> MemoryLimits {
-        MemoryLimits::from_bytes_unchecked(self.levels.map(|l| l.capacity_bytes))
     }
 
     /// Vector lane counts available for `dtype_bytes`-sized elements, ascending.

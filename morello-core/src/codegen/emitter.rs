@@ -1,7 +1,6 @@
 //! The code generator's state: buffers, views and the C being written.
 
 use super::expr::Expr;
-use super::vector_type_name;
 use crate::dtype::Dtype;
 use crate::imp::{AllocNode, BlockNode, Impl, ImplNode, LoopNode, Source};
 use crate::index::IndexArith;
@@ -225,7 +224,7 @@ impl Emitter {
             }
             Some(lanes) => {
                 self.vector_types.insert((t.dtype(), lanes));
-                let ty = vector_type_name(t.dtype(), lanes);
+                let ty = t.dtype().vector_type_name(lanes);
                 let names: Vec<String> = (0..t.vector_count()).map(|k| format!("{name}_{k} = {{0}}")).collect();
                 self.line(&format!("{ty} {};", names.join(", ")));
             }
@@ -534,7 +533,7 @@ impl KernelEmitter for KernelContext<'_, '_> {
 
     fn vector_type(&mut self, dtype: Dtype, lanes: u32) -> String {
         self.em.vector_types.insert((dtype, lanes));
-        vector_type_name(dtype, lanes)
+        dtype.vector_type_name(lanes)
     }
 
     fn helper(&mut self, helper: Helper) -> String {

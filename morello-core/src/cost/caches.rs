@@ -27,19 +27,10 @@
 //! its bounds rely on both). A held Spec's own cost leaves its first reads out, as its parent
 //! pays them: at the top of a program they are the same for every implementation.
 
-use crate::level::Level;
+use crate::residency::lines_held;
 use crate::spec::LogicalSpec;
 use crate::target::{Residency, Target};
 use smallvec::SmallVec;
-
-/// Where `spec`'s data is held: the innermost cache in which the lines of its operands in
-/// global memory and L1 fit (each cache holds what those further in hold), each operand taking
-/// [`TensorSpec::cache_footprint_lines`](crate::tensor::TensorSpec::cache_footprint_lines) of
-/// its capacity (runs a whole page apart fill the same sets); [`Residency::Memory`] if none
-/// does or if nothing of it is in global memory.
-pub fn residency(spec: &LogicalSpec, target: &Target) -> Residency {
-    lines_held(spec, target, |_| 1).map_or(Residency::Memory, |(residency, _)| residency)
-}
 
 /// What one run of `spec` pays, beyond the least its own residency pays per line (a cache
 /// fill's weight, [`Target::fill_line_cost`]), for reading its lines in global memory once
@@ -96,46 +87,11 @@ fn fill_weight(inner: Residency, outer: Residency, target: &Target) -> u64 {
     target.fill_line_cost(outer).saturating_sub(target.fill_line_cost(inner))
 }
 
-/// The innermost cache holding `spec`'s data, and the cache lines of its operands in global
-/// memory, each operand's times `reads(i)` (its index), if a cache holds it; in one pass over
-/// its operands (the cost model asks for every node and every child it costs).
-fn lines_held(spec: &LogicalSpec, target: &Target, reads: impl Fn(usize) -> u64) -> Option<(Residency, u64)> {
-    let caches = Residency::CACHES.map(|r| target.cache(r).map(|c| c.capacity_bytes));
-    let line = u64::from(target.line_bytes);
-    let mut in_memory = 0u64;
-    // The bytes each cache would hold: paged runs take more of a larger cache's capacity.
-    let mut bytes = [0u64; Residency::CACHES.len()];
-    for (i, t) in spec.operands().iter().enumerate() {
-        let lines = match t.level() {
-            Level::GL | Level::L1 => t.cache_lines(target),
-            Level::RF | Level::VRF => continue,
-        };
-        if t.level() == Level::GL {
-            in_memory = in_memory.saturating_add(lines.saturating_mul(reads(i)));
-        }
-        for (held, capacity) in bytes.iter_mut().zip(caches) {
-            let Some(capacity) = capacity else { continue };
-            let taken = if t.paged() { t.cache_footprint_lines(capacity, target) } else { lines };
-            *held = held.saturating_add(taken * line);
-        }
-        // Once no cache can hold it, the rest of the operands cannot change that.
-        if bytes.iter().zip(caches).all(|(&held, capacity)| capacity.is_none_or(|c| held > c)) {
-            return None;
-        }
-    }
-    if in_memory == 0 {
-        return None;
-    }
-    Residency::CACHES
-        .into_iter()
-        .zip(caches.into_iter().zip(bytes))
-        .find(|&(_, (capacity, held))| capacity.is_some_and(|c| held <= c))
-        .map(|(residency, _)| (residency, in_memory))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::level::Level;
+    use crate::residency::residency;
     use crate::spec::Spec;
     use crate::target::{PORTABLE, X86_AVX2, X86_AVX512};
 

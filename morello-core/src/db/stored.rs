@@ -8,13 +8,13 @@
 //! share a value. Decoding checks everything against the Spec it is read for.
 
 use crate::cost::Cost;
+use crate::decision::Decision;
 use crate::dtype::Dtype;
 use crate::kernels::KernelKind;
 use crate::layout::{Layout, PhysDim, PhysKind};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::limits::MemoryUsage;
 use crate::rewrite::{Action, TempDest};
-use crate::search::Decision;
 use crate::shape::Shape;
 use crate::spec::{LayoutDecl, LogicalSpec};
 use serde::de::Error as _;

@@ -11,7 +11,6 @@
 //! * spare buffers: a kernel's heap buffers are kept between calls, in a few slots per place
 //!   the kernel allocates them, each taken by one call at a time (see [`Helper::SpareBuffers`]).
 
-use crate::codegen::vector_type_name;
 use crate::dtype::Dtype;
 
 /// A helper function.
@@ -121,7 +120,7 @@ impl Helper {
                 ))
             }
             Helper::VectorExp(l) => {
-                let (vf, vi) = (vector_type_name(Dtype::F32, l), vector_type_name(Dtype::I32, l));
+                let (vf, vi) = (Dtype::F32.vector_type_name(l), Dtype::I32.vector_type_name(l));
                 HelperSource {
                     needs: Vec::new(),
                     vector_types: vec![(Dtype::F32, l), (Dtype::I32, l)],
@@ -137,7 +136,7 @@ impl Helper {
                 }
             }
             Helper::VectorMax(d, l) => {
-                let (v, mask) = (vector_type_name(d, l), vector_type_name(mask_dtype(d), l));
+                let (v, mask) = (d.vector_type_name(l), mask_dtype(d).vector_type_name(l));
                 let nan = if d.is_float() { " | (current != current)" } else { "" };
                 HelperSource {
                     needs: Vec::new(),
@@ -149,12 +148,12 @@ impl Helper {
                 }
             }
             Helper::HorizontalSum(l) => {
-                let mut code = format!("static inline float {name}({} v) {{\n", vector_type_name(Dtype::F32, l));
+                let mut code = format!("static inline float {name}({} v) {{\n", Dtype::F32.vector_type_name(l));
                 let mut types = vec![(Dtype::F32, l)];
                 let (mut width, mut var) = (l, "v".to_owned());
                 while width > 4 {
                     let half = width / 2;
-                    let ty = vector_type_name(Dtype::F32, half);
+                    let ty = Dtype::F32.vector_type_name(half);
                     let lo: Vec<String> = (0..half).map(|i| i.to_string()).collect();
                     let hi: Vec<String> = (half..width).map(|i| i.to_string()).collect();
                     let next = format!("s{half}");
@@ -173,8 +172,7 @@ impl Helper {
             Helper::HorizontalMax(d, l) => {
                 let t = super::emit::compute_type(d);
                 let max = Helper::Max(d).name();
-                let mut code =
-                    format!("static inline {t} {name}({} v) {{\n    {t} m = v[0];\n", vector_type_name(d, l));
+                let mut code = format!("static inline {t} {name}({} v) {{\n    {t} m = v[0];\n", d.vector_type_name(l));
                 code += &format!("    for (int i = 1; i < {l}; i++) m = {max}(v[i], m);\n    return m;\n}}\n");
                 HelperSource { needs: vec![Helper::Max(d)], vector_types: vec![(d, l)], code }
             }

@@ -10,6 +10,7 @@
 //! [`fill_bound`]); a Move pays for reaching its operands in memory (see [`move_traffic`]).
 
 use super::l1_reads::least_l1_reads;
+use super::lanes::{lanes_of_widest_vector, widest_lanes};
 use crate::cost::{NodeCharges, may_stream, residency, streamed_line_weight};
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
@@ -59,20 +60,6 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
     // work is split among at most `processors` threads, and that loop's setup is paid.
     let p = &target.parallel;
     serial.min(serial.div_ceil(u64::from(p.processors)).max(p.setup))
-}
-
-/// The lanes of the widest vector register for the narrowest dtype among `spec`'s operands (1
-/// without vector registers): the most values any kernel handles per unit of cost, which the
-/// bounds on the kernels count with.
-pub(super) fn widest_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
-    let bytes = spec.operands().iter().map(|t| t.dtype().size_bytes()).min().unwrap_or(1);
-    lanes_of_widest_vector(bytes, target)
-}
-
-/// The lanes of `target`'s widest vector register for a dtype of `bytes` bytes (1 without
-/// vector registers).
-fn lanes_of_widest_vector(bytes: u32, target: &Target) -> u64 {
-    u64::from(target.vector_lanes(bytes).max().unwrap_or(1).max(1))
 }
 
 /// What setting `volume` elements of `dtype` to a constant costs at least, however they are

@@ -61,8 +61,8 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
         }
         SpecKind::Primitive(p) => *p,
     };
-    if let Some(fill) = crate::residency::forced_fill(spec, target) {
-        return vec![fill];
+    if let Some(i) = crate::residency::forced_fill_operand(spec, target) {
+        return vec![Action::cache_fill(i, spec.operand(i))];
     }
     for &kernel in KernelKind::ALL {
         if kernel.implements(prim) {

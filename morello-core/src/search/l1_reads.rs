@@ -7,7 +7,7 @@
 //! ways, and the bound on the kernels ([`super::bounds`]'s `matmul_kernels_bound`) counts none
 //! of them: [`least_l1_reads`] is the cheapest way's cost of all the bytes.
 
-use super::bounds::widest_lanes;
+use super::lanes::widest_lanes;
 use crate::dtype::Dtype;
 use crate::kernels::has_contiguous_line;
 use crate::level::Level;

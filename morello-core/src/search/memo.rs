@@ -6,30 +6,10 @@
 
 use super::learned::{Generations, Learned, LearnedBounds};
 use crate::cost::Cost;
+pub use crate::decision::{Decision, Entry};
 use crate::fxhash::FxHashMap;
 use crate::limits::MemoryLimits;
-use crate::rewrite::Action;
 use crate::spec::{LogicalSpec, Spec};
-
-/// The best rewrite for a Spec and the cost of the implementation it leads to.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct Decision {
-    /// The rewrite to apply.
-    pub action: Action,
-    /// The cost of the resulting implementation.
-    pub cost: Cost,
-}
-
-/// A solved Spec: its decision (or `None` if unsatisfiable) and the box of limits it holds for.
-#[derive(Clone, Debug)]
-pub struct Entry {
-    /// Lowest limits the result holds at.
-    pub lower: MemoryLimits,
-    /// Highest limits the result holds at.
-    pub upper: MemoryLimits,
-    /// The decision, or `None` when no implementation exists.
-    pub decision: Option<Decision>,
-}
 
 /// What is known about a logical Spec's optimum at the target's maximum limits.
 #[derive(Clone, Copy, Debug)]
