@@ -3,9 +3,10 @@
 //! output against a reference; with the machine's FMA peak and read bandwidth measured in the
 //! same run. See `bench/README.md` for the method.
 //!
-//! Usage: `bench/run [--only TEXT] [--offset BYTES]`. Without `--phase`, the program runs itself
-//! twice: pinned to one core with every library on one thread, then on both cores with two
-//! threads.
+//! Usage: `bench/run [--only TEXT] [--offset BYTES] [--results-dir DIR]`. Without `--phase`,
+//! the program runs itself twice: pinned to one core with every library on one thread, then on
+//! both cores with two threads; with `--results-dir` it then writes the run's tables as data
+//! there (`results.rs`). `bench/run render FILE` prints such a file as a Markdown table.
 
 mod aligned;
 mod ceiling;
@@ -22,7 +23,9 @@ mod kernels_narrowed;
 mod machine;
 mod peers;
 mod prepack;
+mod render;
 mod report;
+mod results;
 mod targets;
 mod timing;
 mod workload;
@@ -55,12 +58,17 @@ struct Options {
     offset: usize,
     /// Where the single-thread phase leaves its figures for the two-thread phase (internal).
     serial_figures: Option<PathBuf>,
+    /// Where a phase writes its tables as data for the driver (internal).
+    results_part: Option<PathBuf>,
+    /// Where the driver writes the run's tables as data.
+    results_dir: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: morello-bench [--only TEXT] [--offset BYTES]";
+const USAGE: &str = "usage: morello-bench [--only TEXT] [--offset BYTES] [--results-dir DIR] | morello-bench render FILE";
 
 fn parse_options() -> Result<Options, String> {
-    let mut options = Options { phase: None, only: None, offset: 0, serial_figures: None };
+    let mut options =
+        Options { phase: None, only: None, offset: 0, serial_figures: None, results_part: None, results_dir: None };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -69,6 +77,8 @@ fn parse_options() -> Result<Options, String> {
             "--only" => options.only = Some(value()?),
             "--offset" => options.offset = value()?.parse().map_err(|e| format!("--offset: {e}"))?,
             "--serial-figures" => options.serial_figures = Some(PathBuf::from(value()?)),
+            "--results-part" => options.results_part = Some(PathBuf::from(value()?)),
+            "--results-dir" => options.results_dir = Some(PathBuf::from(value()?)),
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument `{other}`; {USAGE}")),
         }
@@ -84,6 +94,10 @@ fn parse_options() -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "render") {
+        return render_files(&args[1..]);
+    }
     let options = match parse_options() {
         Ok(o) => o,
         Err(message) => {
@@ -108,9 +122,33 @@ fn main() -> ExitCode {
         .copied()
         .collect();
     match options.phase {
-        Some(threads) => report::run_phase(threads, &workloads, options.offset, options.serial_figures.as_deref()),
+        Some(threads) => {
+            let handover = report::Handover {
+                serial_figures: options.serial_figures.as_deref(),
+                results: options.results_part.as_deref(),
+            };
+            report::run_phase(threads, &workloads, options.offset, &handover)
+        }
         None => drive(&options),
     }
+}
+
+/// `render FILE...`: prints each results file as a Markdown table.
+fn render_files(files: &[String]) -> ExitCode {
+    if files.is_empty() {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    }
+    for (i, file) in files.iter().enumerate() {
+        match results::read_json::<results::RunResults>(std::path::Path::new(file)) {
+            Ok(run) => print!("{}{}", if i > 0 { "\n" } else { "" }, render::render(&run)),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// Runs the single-thread phase, then the two-thread one, each in a fresh process: some
@@ -125,19 +163,52 @@ fn drive(options: &Options) -> ExitCode {
     };
     // The single-thread phase's searched serial figures, which the two-thread phase's targets
     // compare with.
-    let figures = std::env::temp_dir().join(format!("morello-bench-serial-{}.tsv", std::process::id()));
-    let status = run_phases(&exe, options, &figures);
-    let _ = std::fs::remove_file(&figures);
+    let scratch = |what: &str| std::env::temp_dir().join(format!("morello-bench-{what}-{}", std::process::id()));
+    let figures = scratch("serial.tsv");
+    let parts: Vec<PathBuf> = PHASE_THREADS.iter().map(|t| scratch(&format!("phase{t}.json"))).collect();
+    let mut status = run_phases(&exe, options, &figures, &parts);
+    if status == ExitCode::SUCCESS
+        && let Some(dir) = &options.results_dir
+        && let Err(e) = write_results(dir, options, &parts)
+    {
+        eprintln!("{e}");
+        status = ExitCode::FAILURE;
+    }
+    for path in parts.iter().chain([&figures]) {
+        let _ = std::fs::remove_file(path);
+    }
     status
 }
 
+/// The thread counts of the phases, in order.
+const PHASE_THREADS: [usize; 2] = [1, 2];
+
+/// Joins the phases' tables (`parts`) into the run's results file in `dir`.
+fn write_results(dir: &std::path::Path, options: &Options, parts: &[PathBuf]) -> Result<(), String> {
+    let phases = parts.iter().map(|p| results::read_json(p)).collect::<Result<Vec<_>, _>>()?;
+    let run = results::RunResults {
+        date: results::today(),
+        cpu: results::cpu_name(),
+        target: machine::Isa::KERNELS.name().to_owned(),
+        commit: std::env::var("MORELLO_BENCH_COMMIT").ok().filter(|c| !c.is_empty()),
+        only: options.only.clone(),
+        offset: options.offset,
+        phases,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = results::file_name(dir, &run);
+    results::write_json(&path, &run)?;
+    println!("\nresults written to {} (bench/run render {0} prints them as Markdown)", path.display());
+    Ok(())
+}
+
 /// Runs the two phases, handing the first one's figures to the second through `figures`.
-fn run_phases(exe: &std::path::Path, options: &Options, figures: &std::path::Path) -> ExitCode {
-    for threads in [1, 2] {
+fn run_phases(exe: &std::path::Path, options: &Options, figures: &std::path::Path, parts: &[PathBuf]) -> ExitCode {
+    for (threads, part) in PHASE_THREADS.into_iter().zip(parts) {
         let count = threads.to_string();
         let mut phase = Command::new(exe);
         phase.arg("--phase").arg(&count).arg("--offset").arg(options.offset.to_string());
-        phase.arg("--serial-figures").arg(figures);
+        phase.arg("--serial-figures").arg(figures).arg("--results-part").arg(part);
         if let Some(only) = &options.only {
             phase.arg("--only").arg(only);
         }

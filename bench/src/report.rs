@@ -5,6 +5,7 @@ use crate::aligned::Placed;
 use crate::ceiling::{Bound, Ceiling};
 use crate::machine;
 use crate::peers::{self, Contender};
+use crate::results::{self, PhaseResults, RowResults, Timing, WorkloadResults};
 use crate::targets::{self, Figures};
 use crate::timing::{Measurement, measure_in_turns};
 use crate::workload::{Inputs, Reference, Workload};
@@ -19,10 +20,18 @@ struct Row {
     is_morello: bool,
 }
 
+/// Where a phase hands what it measured to the driver.
+pub struct Handover<'a> {
+    /// Where the single-thread phase leaves its searched serial figures for the two-thread
+    /// phase's targets.
+    pub serial_figures: Option<&'a Path>,
+    /// Where the phase writes its tables as data ([`PhaseResults`]).
+    pub results: Option<&'a Path>,
+}
+
 /// Runs every workload on `threads` threads, every buffer `offset` bytes past a cache line, and
-/// prints the table; fails if any output is wrong. `serial_figures` is where the single-thread
-/// phase leaves its searched serial figures for the two-thread phase's targets.
-pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_figures: Option<&Path>) -> ExitCode {
+/// prints the table; fails if any output is wrong.
+pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, handover: &Handover) -> ExitCode {
     let cpus: Vec<usize> = if threads == 1 { vec![1] } else { (0..threads).collect() };
     if let Err(e) = machine::pin_to(&cpus) {
         eprintln!("cannot pin to CPUs {cpus:?}: {e}");
@@ -51,6 +60,7 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
     );
     let mut all_correct = true;
     let mut outcomes = Vec::new();
+    let mut tables = Vec::new();
     for w in workloads {
         let inputs = Inputs::new(w, offset);
         let reference = Reference::new(w, &inputs);
@@ -91,9 +101,22 @@ pub fn run_phase(threads: usize, workloads: &[Workload], offset: usize, serial_f
         let bound = ceiling.bound(w, &ceiling_times, read_buffer.len(), &limits);
         let figures = print_workload(w, &reference.coverage(w), &bound, &rows, has_morello);
         outcomes.push(targets::Outcome::new(*w, &figures));
+        tables.push(workload_results(w, &bound, &rows));
     }
-    let single_thread = hand_over_serial_figures(threads, &outcomes, serial_figures);
+    let single_thread = hand_over_serial_figures(threads, &outcomes, handover.serial_figures);
     targets::print(&outcomes, threads, &single_thread);
+    if let Some(path) = handover.results {
+        let phase = PhaseResults {
+            threads,
+            fma_peak_gflops: limits.peak_gflops,
+            read_gbps: limits.read_gbps,
+            workloads: tables,
+        };
+        if let Err(e) = results::write_json(path, &phase) {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    }
     if all_correct { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
@@ -149,6 +172,42 @@ fn gflops(w: &Workload, m: &Measurement) -> f64 {
     w.flops() / m.median.as_secs_f64() / 1e9
 }
 
+/// The fastest correct library's GFLOP/s among `rows` (0 if none ran).
+fn best_peer(w: &Workload, rows: &[Row]) -> f64 {
+    rows.iter().filter(|r| !r.is_morello).filter_map(|r| r.result.as_ref().ok()).map(|m| gflops(w, m)).fold(0.0, f64::max)
+}
+
+/// A row's figures, given the workload's ceiling and its fastest library's GFLOP/s.
+fn timing(w: &Workload, m: &Measurement, ceiling: f64, best_peer: f64) -> Timing {
+    let g = gflops(w, m);
+    Timing {
+        gflops: g,
+        best_gflops: w.flops() / m.best.as_secs_f64() / 1e9,
+        percent_of_ceiling: 100.0 * g / ceiling,
+        // No peer ran (none implements the workload on this CPU): no ratio.
+        vs_best_peer: (best_peer > 0.0).then(|| g / best_peer),
+        cpu_share: m.cpu_share,
+    }
+}
+
+/// One workload's table as data.
+fn workload_results(w: &Workload, bound: &Bound, rows: &[Row]) -> WorkloadResults {
+    let peer = best_peer(w, rows);
+    WorkloadResults {
+        name: w.name(),
+        ceiling_gflops: bound.median,
+        ceiling: bound.description.to_owned(),
+        rows: rows
+            .iter()
+            .map(|row| RowResults {
+                contender: row.name.clone(),
+                morello: row.is_morello,
+                outcome: row.result.as_ref().map(|m| timing(w, m, bound.median, peer)).map_err(Clone::clone),
+            })
+            .collect(),
+    }
+}
+
 /// Prints one workload's table; returns the figures of its correct rows.
 fn print_workload(w: &Workload, coverage: &str, bound: &Bound, rows: &[Row], has_morello: bool) -> Vec<Figures> {
     let ceiling = bound.median;
@@ -158,12 +217,7 @@ fn print_workload(w: &Workload, coverage: &str, bound: &Bound, rows: &[Row], has
         bound.best,
         bound.at_start
     );
-    let best_peer = rows
-        .iter()
-        .filter(|r| !r.is_morello)
-        .filter_map(|r| r.result.as_ref().ok())
-        .map(|m| gflops(w, m))
-        .fold(0.0, f64::max);
+    let best_peer = best_peer(w, rows);
     // The name column fits the longest name, so every row's figures line up.
     let width = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0).max(44);
     println!("  {:<width$} {:>9} {:>9} {:>7} {:>9} {:>6}", "implementation", "GFLOP/s", "best", "%", "vs peer", "cpu");
@@ -171,14 +225,18 @@ fn print_workload(w: &Workload, coverage: &str, bound: &Bound, rows: &[Row], has
     for row in rows {
         match &row.result {
             Ok(m) => {
-                let g = gflops(w, m);
-                let best = w.flops() / m.best.as_secs_f64() / 1e9;
-                // No peer ran (none implements the workload on this CPU): no ratio.
-                let ratio = (best_peer > 0.0).then(|| g / best_peer);
-                let shown = ratio.map_or("-".to_owned(), |r| format!("{r:.2}x"));
-                let percent = 100.0 * g / ceiling;
-                println!("  {:<width$} {g:>9.1} {best:>9.1} {percent:>6.1}% {shown:>9} {:>6.2}", row.name, m.cpu_share);
-                figures.push(Figures { label: row.name.clone(), gflops: g, percent, ratio });
+                let t = timing(w, m, ceiling, best_peer);
+                let shown = t.vs_best_peer.map_or("-".to_owned(), |r| format!("{r:.2}x"));
+                println!(
+                    "  {:<width$} {:>9.1} {:>9.1} {:>6.1}% {shown:>9} {:>6.2}",
+                    row.name, t.gflops, t.best_gflops, t.percent_of_ceiling, t.cpu_share
+                );
+                figures.push(Figures {
+                    label: row.name.clone(),
+                    gflops: t.gflops,
+                    percent: t.percent_of_ceiling,
+                    ratio: t.vs_best_peer,
+                });
             }
             Err(e) => println!("  {:<width$} WRONG OUTPUT: {e}", row.name),
         }

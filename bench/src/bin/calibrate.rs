@@ -16,7 +16,8 @@ use morello_core::cost::{impl_cost, residency};
 use morello_core::harness::{CCompiler, ReferenceRun, cpu_supports};
 use morello_core::imp::Impl;
 use morello_core::level::Level;
-use morello_core::residency::forced_fill;
+use morello_core::residency::forced_fill_operand;
+use morello_core::rewrite::Action;
 use morello_core::search::{Synthesizer, actions};
 use morello_core::spec::Spec;
 use morello_core::target::{Cache, Residency, Target, TargetId};
@@ -132,7 +133,8 @@ fn forced_chain(spec: &Spec, target: &Target) -> (Vec<Impl>, Spec) {
     let mut chain = Vec::new();
     let mut current = spec.clone();
     loop {
-        let Some(fill) = forced_fill(&current, target) else { return (chain, current) };
+        let Some(i) = forced_fill_operand(&current, target) else { return (chain, current) };
+        let fill = Action::cache_fill(i, current.operand(i));
         let Ok(node) = fill.apply(&current, target) else { return (chain, current) };
         let imp = Impl { spec: current, node };
         let [child] = imp.children()[..] else { unreachable!("a cache fill has one child") };
