@@ -64,7 +64,8 @@ struct Options {
     results_dir: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: morello-bench [--only TEXT] [--offset BYTES] [--results-dir DIR] | morello-bench render FILE";
+const USAGE: &str =
+    "usage: morello-bench [--only TEXT] [--offset BYTES] [--results-dir DIR] | morello-bench render FILE";
 
 fn parse_options() -> Result<Options, String> {
     let mut options =

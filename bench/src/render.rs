@@ -53,7 +53,7 @@ pub fn render(run: &RunResults) -> String {
 }
 
 /// The fastest correct row of `workload` that `wanted` accepts: its name and figures.
-fn fastest<'a>(workload: &'a WorkloadResults, wanted: impl Fn(&RowResults) -> bool) -> Option<(&'a str, &'a Timing)> {
+fn fastest(workload: &WorkloadResults, wanted: impl Fn(&RowResults) -> bool) -> Option<(&str, &Timing)> {
     workload
         .rows
         .iter()
@@ -80,13 +80,23 @@ mod tests {
     use crate::results::PhaseResults;
 
     fn row(contender: &str, morello: bool, gflops: f64) -> RowResults {
-        let timing = Timing { gflops, best_gflops: gflops, percent_of_ceiling: gflops / 2.0, vs_best_peer: None, cpu_share: 1.0 };
+        let timing = Timing {
+            gflops,
+            best_gflops: gflops,
+            percent_of_ceiling: gflops / 2.0,
+            vs_best_peer: None,
+            cpu_share: 1.0,
+        };
         RowResults { contender: contender.to_owned(), morello, outcome: Ok(timing) }
     }
 
     fn phase(threads: usize, rows: Vec<RowResults>) -> PhaseResults {
-        let workload =
-            WorkloadResults { name: "f32 64x64x64".to_owned(), ceiling_gflops: 200.0, ceiling: "FMA peak".to_owned(), rows };
+        let workload = WorkloadResults {
+            name: "f32 64x64x64".to_owned(),
+            ceiling_gflops: 200.0,
+            ceiling: "FMA peak".to_owned(),
+            rows,
+        };
         PhaseResults { threads, fma_peak_gflops: 200.0, read_gbps: 20.0, workloads: vec![workload] }
     }
 
@@ -100,18 +110,24 @@ mod tests {
             only: None,
             offset: 0,
             phases: vec![
-                phase(1, vec![
-                    row("Morello (synthesized)", true, 90.0),
-                    row("Morello (256³ blocks by hand, rest searched)", true, 120.0),
-                    row("OpenBLAS sgemm", false, 100.0),
-                    row("faer", false, 80.0),
-                    RowResults { contender: "gemm".to_owned(), morello: false, outcome: Err("wrong".to_owned()) },
-                ]),
+                phase(
+                    1,
+                    vec![
+                        row("Morello (synthesized)", true, 90.0),
+                        row("Morello (256³ blocks by hand, rest searched)", true, 120.0),
+                        row("OpenBLAS sgemm", false, 100.0),
+                        row("faer", false, 80.0),
+                        RowResults { contender: "gemm".to_owned(), morello: false, outcome: Err("wrong".to_owned()) },
+                    ],
+                ),
                 phase(2, vec![row("Morello (synthesized)", true, 150.0), row("faer", false, 100.0)]),
             ],
         };
         let table = render(&run);
-        assert!(table.contains("| f32 64x64x64 | 90.0 GFLOP/s | 45.0% | OpenBLAS sgemm | 100.0 | 0.90× |\n"), "{table}");
+        assert!(
+            table.contains("| f32 64x64x64 | 90.0 GFLOP/s | 45.0% | OpenBLAS sgemm | 100.0 | 0.90× |\n"),
+            "{table}"
+        );
         assert!(table.starts_with("AVX2 kernels on Some CPU, 2026-12-07"), "{table}");
     }
 }

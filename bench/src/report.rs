@@ -174,7 +174,11 @@ fn gflops(w: &Workload, m: &Measurement) -> f64 {
 
 /// The fastest correct library's GFLOP/s among `rows` (0 if none ran).
 fn best_peer(w: &Workload, rows: &[Row]) -> f64 {
-    rows.iter().filter(|r| !r.is_morello).filter_map(|r| r.result.as_ref().ok()).map(|m| gflops(w, m)).fold(0.0, f64::max)
+    rows.iter()
+        .filter(|r| !r.is_morello)
+        .filter_map(|r| r.result.as_ref().ok())
+        .map(|m| gflops(w, m))
+        .fold(0.0, f64::max)
 }
 
 /// A row's figures, given the workload's ceiling and its fastest library's GFLOP/s.
