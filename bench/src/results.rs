@@ -81,7 +81,7 @@ impl RowResults {
 
     /// Whether the search found this kernel wholly, without a schedule (its label says so).
     pub fn wholly_searched(&self) -> bool {
-        self.morello && self.contender.starts_with("Morello (synthesized")
+        self.morello && self.contender.starts_with(crate::targets::SEARCHED_PREFIX)
     }
 }
 
@@ -111,10 +111,7 @@ pub fn file_name(dir: &Path, run: &RunResults) -> PathBuf {
 
 /// The CPU's model name from `/proc/cpuinfo`, or `unknown CPU`.
 pub fn cpu_name() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    info.lines()
-        .find_map(|line| line.strip_prefix("model name")?.split_once(':').map(|(_, name)| name.trim().to_owned()))
-        .unwrap_or_else(|| "unknown CPU".to_owned())
+    morello_core::harness::cpu_model_name().unwrap_or_else(|| "unknown CPU".to_owned())
 }
 
 /// Today's date in UTC, `YYYY-MM-DD`.

@@ -7,7 +7,7 @@
 use crate::workload::Workload;
 
 /// Label prefix of the rows the search found wholly.
-const SEARCHED_PREFIX: &str = "Morello (synthesized";
+pub const SEARCHED_PREFIX: &str = "Morello (synthesized";
 
 /// One row's figures, as the table prints them.
 #[derive(Clone, Debug)]

@@ -217,11 +217,9 @@ pub fn run_one(args: &[String]) -> Result<(), String> {
 /// This machine's CPU model and logical CPUs, from `/proc/cpuinfo` ("an unknown CPU"
 /// elsewhere): every figure names the CPU it was measured on.
 fn cpu_name() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = info.lines().find_map(|l| l.strip_prefix("model name")).and_then(|l| l.split_once(':'));
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match model {
-        Some((_, name)) => format!("{} ({cpus} logical CPUs)", name.trim()),
+    match morello_core::harness::cpu_model_name() {
+        Some(name) => format!("{name} ({cpus} logical CPUs)"),
         None => "an unknown CPU".to_owned(),
     }
 }

@@ -75,6 +75,13 @@ impl CCompiler {
     }
 }
 
+/// This machine's CPU model name, from `/proc/cpuinfo` (`None` where it has none): what every
+/// measured figure names.
+pub fn cpu_model_name() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, name)| name.trim().to_owned()))
+}
+
 /// Whether this machine's CPU can run kernels for `target`.
 pub fn cpu_supports(target: &Target) -> bool {
     target.isa.iter().all(|f| feature_detected(f.detect_name))

@@ -188,10 +188,7 @@ fn matrixmultiply_crate(a: &[f32], b: &[f32], c: &mut [f32]) {
     }
 }
 
-/// The CPU's model name, from `/proc/cpuinfo`.
+/// The CPU's model name and a comma, for the table's heading.
 fn cpu_name() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let name =
-        info.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, n)| n.trim().to_owned()));
-    name.map_or_else(|| "this CPU,".to_owned(), |n| format!("{n},"))
+    morello_core::harness::cpu_model_name().map_or_else(|| "this CPU,".to_owned(), |n| format!("{n},"))
 }
