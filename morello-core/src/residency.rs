@@ -138,7 +138,10 @@ mod tests {
     fn the_fills_of_a_held_spec_come_one_operand_at_a_time_from_its_limits() {
         let held = spec("(Matmul(1x8x8x8, (f32, GL), (f32, GL), (f32, GL)), [64, 2048, 1024, 1073741824])");
         let fill = forced_fill(&held, &X86_AVX512).expect("held");
-        assert!(matches!(fill, Action::Move { operand: 0, level: Level::L1, .. }), "{fill}");
+        assert!(
+            matches!(fill, Action::Move { operand: 0, dest: crate::rewrite::MoveDest { level: Level::L1, .. } }),
+            "{fill}"
+        );
         let ImplNode::Alloc(alloc) = fill.apply(&held, &X86_AVX512).expect("256 bytes fit") else { panic!("a move") };
         assert!(alloc.cache_miss && alloc.prologue.is_none() && alloc.epilogue.is_none());
         assert_eq!(alloc.body.spec.limits().get(Level::L1), 512, "1024 - 256 bytes, as a power of two");

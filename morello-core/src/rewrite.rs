@@ -6,124 +6,56 @@
 
 mod broadcast_first;
 mod bufferize;
+pub mod form;
 mod moves;
 mod peel;
 mod select;
 mod softmax;
 mod spatial_split;
 mod spread;
+pub(crate) mod table;
 mod temps;
 mod tile;
 mod to_accum;
 
+pub use moves::MoveDest;
 pub use temps::TempDest;
 
 use crate::dtype::Dtype;
 use crate::imp::ImplNode;
 use crate::kernels::{KernelKind, KernelMismatch};
-use crate::layout::{Layout, LayoutError};
+use crate::layout::LayoutError;
 use crate::level::Level;
 use crate::primitive::Primitive;
 use crate::shape::Shape;
 use crate::spec::Spec;
 use crate::target::Target;
 use crate::tensor::{TensorSpec, TensorSpecError};
+use form::{Form, Mapper, Notation};
 use std::fmt;
 use thiserror::Error;
 
-/// One rewrite, fully parameterized.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Action {
-    /// Loop over tiles of the given size along each Spec dimension. Tiling a reduction
-    /// dimension (a `split`) requires an accumulating Spec. A parallel loop runs its
-    /// iterations on several threads; its main body is serial (a nested parallel loop would
-    /// run serially anyway), while its boundary regions, which run after the iterations on
-    /// the calling thread, may have parallel loops of their own.
-    Tile {
-        /// Tile size per Spec dimension.
-        tile: Shape,
-        /// Whether iterations run in parallel.
-        parallel: bool,
-    },
-    /// Loop over the contraction dimension of a MatmulAccum in tiles of `bands` values, one
-    /// from each of `bands` equal bands (see [`crate::imp::LoopNode::spread`]).
-    Spread {
-        /// Values per tile, and bands.
-        bands: u32,
-    },
-    /// Move operand `operand` into a new tensor at `level` with `layout` and `dtype`.
-    Move {
-        /// Operand index.
-        operand: usize,
-        /// Destination level.
-        level: Level,
-        /// Destination layout (canonical for the operand's shape). When it has the same
-        /// physical dimensions as the operand, the dtype is unchanged and the destination is
-        /// hardware-managed, the move is a cache fill that keeps the operand's layout and emits
-        /// no code.
-        layout: Layout,
-        /// Lanes per register for a VRF destination.
-        vector_size: Option<u32>,
-        /// Destination dtype: the operand's, or a lossless widening of an input's.
-        dtype: Dtype,
-    },
-    /// Rewrite a non-accumulating Spec into "initialize the output, then accumulate".
-    ToAccum,
-    /// Split the one reduction dimension of a non-accumulating Spec: the Spec over its first
-    /// `size` values, then the accumulating variant over the rest (a pass over the output
-    /// fewer than `to_accum` and a tiled reduction).
-    Peel {
-        /// Values of the reduction the first stage computes.
-        size: u32,
-    },
-    /// Implement the Spec with a microkernel.
-    Select(KernelKind),
-    /// Split a Compose at stage `index`: a pipeline that computes the stages after `index`
-    /// into a temporary, then the stages up to `index` from it.
-    Bufferize {
-        /// The stage whose first input becomes the temporary (0 = the head).
-        index: usize,
-        /// Where the temporary lives.
-        dest: TempDest,
-    },
-    /// A ConvAccum with a 1×1 output: a loop over filter positions, each a MatmulAccum over
-    /// views of the operands.
-    SpatialSplit,
-    /// DivideVecScalar as a pipeline: broadcast the scalars into a temporary, then DivideVec.
-    BroadcastFirst {
-        /// Where the broadcast temporary lives.
-        dest: TempDest,
-    },
-    /// Softmax as SoftmaxDenominatorAndUnscaled into the output, then DivideVecScalar.
-    ToSoftmaxParts {
-        /// Where the denominators live.
-        denom: TempDest,
-    },
-    /// Softmax as SoftmaxDenominatorAndMax, then SoftmaxComplete (recomputing exponentials).
-    ToSoftmaxPartsRecompute {
-        /// Where the maxima live.
-        max: TempDest,
-        /// Where the denominators live.
-        denom: TempDest,
-    },
-    /// SoftmaxDenominatorAndMax as Max, then SoftmaxDenominator (two passes).
-    ToMaxAndDenominator,
-    /// SoftmaxDenominatorAndUnscaled as Max into a temporary, then
-    /// SoftmaxDenominatorAndUnscaledFromMax.
-    ToMaxAndUnscaled {
-        /// Where the maxima live.
-        max: TempDest,
-    },
-    /// SoftmaxDenominatorAndMax over chunks of `chunk` values (per-chunk maxima and
-    /// denominators, which parallel tiling can compute concurrently), then merged with
-    /// SoftmaxDenominatorAndMaxFromParts.
-    ParallelSplit {
-        /// Values per chunk along the scan dimension.
-        chunk: u32,
-        /// Where the per-chunk results live.
-        partials: TempDest,
-    },
+table::rewrite_table!(define_rewrites);
+use form::define_rewrites;
+
+/// Arguments resolved for one Spec: the form the search applies and compares.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Resolved {}
+
+impl Form for Resolved {
+    type Count = u32;
+    type Operand = usize;
+    type Stage = usize;
+    type Tile = Shape;
+    type Parallel = bool;
+    type Kernel = KernelKind;
+    type Temp = TempDest;
+    type GroupedTemp = TempDest;
+    type MoveDest = MoveDest;
 }
+
+/// One rewrite, fully parameterized.
+pub type Action = Rewrite<Resolved>;
 
 /// Why a rewrite does not apply.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
@@ -398,91 +330,12 @@ impl Action {
     pub fn cache_fill(operand: usize, tensor: &TensorSpec) -> Action {
         Action::Move {
             operand,
-            level: Level::L1,
-            layout: tensor.layout().clone(),
-            vector_size: None,
-            dtype: tensor.dtype(),
-        }
-    }
-
-    /// Applies the rewrite to `spec`, returning the new node whose children are unscheduled.
-    pub fn apply(&self, spec: &Spec, target: &Target) -> Result<ImplNode, RewriteError> {
-        match self {
-            Action::Tile { tile, parallel } => tile::apply(spec, tile, *parallel, target),
-            Action::Spread { bands } => spread::apply(spec, *bands, target),
-            Action::Move { operand, level, layout, vector_size, dtype } => moves::apply(
-                spec,
-                *operand,
-                moves::Destination { level, layout, vector_size: *vector_size, dtype: *dtype },
-                target,
-            ),
-            Action::ToAccum => to_accum::apply(spec),
-            Action::Peel { size } => peel::apply(spec, *size, target),
-            Action::Select(kernel) => select::apply(spec, *kernel, target),
-            Action::Bufferize { index, dest } => bufferize::apply(spec, *index, dest, target),
-            Action::SpatialSplit => spatial_split::apply(spec, target),
-            Action::BroadcastFirst { dest } => broadcast_first::apply(spec, dest, target),
-            Action::ToSoftmaxParts { denom } => softmax::to_softmax_parts(spec, denom, target),
-            Action::ToSoftmaxPartsRecompute { max, denom } => {
-                softmax::to_softmax_parts_recompute(spec, max, denom, target)
-            }
-            Action::ToMaxAndDenominator => softmax::to_max_and_denominator(spec),
-            Action::ToMaxAndUnscaled { max } => softmax::to_max_and_unscaled(spec, max, target),
-            Action::ParallelSplit { chunk, partials } => softmax::parallel_split(spec, *chunk, partials, target),
-        }
-    }
-
-    /// The rewrite's name in schedule syntax.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Action::Tile { .. } => "tile",
-            Action::Spread { .. } => "spread",
-            Action::Move { .. } => "move_param",
-            Action::ToAccum => "to_accum",
-            Action::Peel { .. } => "peel",
-            Action::Select(_) => "select",
-            Action::Bufferize { .. } => "bufferize",
-            Action::SpatialSplit => "spatial_split",
-            Action::BroadcastFirst { .. } => "broadcast_first",
-            Action::ToSoftmaxParts { .. } => "to_softmax_parts",
-            Action::ToSoftmaxPartsRecompute { .. } => "to_softmax_parts_recompute",
-            Action::ToMaxAndDenominator => "to_max_and_denominator",
-            Action::ToMaxAndUnscaled { .. } => "to_max_and_unscaled",
-            Action::ParallelSplit { .. } => "parallel_split",
-        }
-    }
-}
-
-/// Formats as a step of the schedule language, which parses back to the same rewrite.
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Action::Tile { tile, parallel } => {
-                let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
-                write!(f, "tile([{}]", sizes.join(", "))?;
-                f.write_str(if *parallel { ", parallel)" } else { ")" })
-            }
-            Action::Move { operand, level, layout, vector_size, dtype } => {
-                write!(f, "move_param({operand}, {level}, {layout}")?;
-                if let Some(v) = vector_size {
-                    write!(f, ", v{v}")?;
-                }
-                write!(f, ", {dtype}")?;
-                if level.has_layout() && !layout.is_fully_contiguous() {
-                    write!(f, ", c{}", layout.contig())?;
-                }
-                f.write_str(")")
-            }
-            Action::Spread { bands } => write!(f, "spread({bands})"),
-            Action::Peel { size } => write!(f, "peel({size})"),
-            Action::Select(k) => write!(f, "select({k})"),
-            Action::Bufferize { index, dest } => write!(f, "bufferize({index}, {dest})"),
-            Action::BroadcastFirst { dest: d }
-            | Action::ToSoftmaxParts { denom: d }
-            | Action::ToMaxAndUnscaled { max: d } => write!(f, "{}({d})", self.name()),
-            Action::ToSoftmaxPartsRecompute { max, denom } => write!(f, "{}(({max}), ({denom}))", self.name()),
-            Action::ParallelSplit { chunk, partials } => write!(f, "parallel_split({chunk}, {partials})"),
-            Action::ToAccum | Action::SpatialSplit | Action::ToMaxAndDenominator => f.write_str(self.name()),
+            dest: MoveDest {
+                level: Level::L1,
+                layout: tensor.layout().clone(),
+                vector_size: None,
+                dtype: tensor.dtype(),
+            },
         }
     }
 }

@@ -30,15 +30,18 @@
 
 use crate::dtype::Dtype;
 use crate::imp::{Impl, ImplNode};
-use crate::kernels::KernelKind;
 use crate::layout::LayoutError;
 use crate::level::Level;
-use crate::rewrite::{Action, RewriteError, TempDest};
+use crate::rewrite::{Action, RewriteError};
 use crate::search::{SynthesisError, Synthesizer};
 use crate::shape::Shape;
 use crate::spec::{LayoutDecl, Spec};
 use crate::target::Target;
 use thiserror::Error;
+
+mod methods;
+
+pub use methods::{MoveTo, Plain};
 
 /// Why a schedule step failed.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
@@ -134,13 +137,13 @@ impl PartialImpl {
 
     /// Tiles the default Spec: a loop nest over tiles of `tile` (one size per Spec dimension).
     pub fn tile(self, tile: &[u32]) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Tile { tile: tile.into(), parallel: false })
+        self.tile_loop(tile.into(), false)
     }
 
     /// Tiles the default Spec with a parallel loop: iterations run on several threads, and the
     /// tiles are serial.
     pub fn parallel_tile(self, tile: &[u32]) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Tile { tile: tile.into(), parallel: true })
+        self.tile_loop(tile.into(), true)
     }
 
     /// Tiles the reduction dimension of the default (accumulating) Spec to `k`.
@@ -157,13 +160,7 @@ impl PartialImpl {
         for &d in &reductions {
             tile[d as usize] = k;
         }
-        self.apply(&Action::Tile { tile, parallel: false })
-    }
-
-    /// Loops over the contraction dimension of the default MatmulAccum in tiles of `bands`
-    /// values, one from each of `bands` equal bands (`crate::imp::LoopNode::spread`).
-    pub fn spread(self, bands: u32) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Spread { bands })
+        self.tile_loop(tile, false)
     }
 
     /// Moves operand `operand` of the default Spec to `level`, with `layout` (default: the
@@ -176,7 +173,7 @@ impl PartialImpl {
         layout: Option<LayoutDecl>,
         vector_size: Option<u32>,
     ) -> Result<Self, ScheduleError> {
-        self.cast(operand, None, level, layout, vector_size, None)
+        self.move_to(operand, MoveTo { layout, vector_size, ..MoveTo::level(level) })
     }
 
     /// Like [`PartialImpl::move_param`], also widening the operand (an input) to `dtype`
@@ -192,84 +189,7 @@ impl PartialImpl {
         vector_size: Option<u32>,
         contig: Option<u8>,
     ) -> Result<Self, ScheduleError> {
-        let spec = self.default_spec()?;
-        let Some(src) = spec.operands().get(operand) else {
-            return Err(RewriteError::OperandOutOfRange {
-                what: spec.primitive().map_or_else(|| "this Compose".to_owned(), |p| p.to_string()),
-                index: operand,
-                count: spec.operands().len(),
-            }
-            .into());
-        };
-        let layout = match (layout, contig) {
-            (None, None) => src.layout().clone(),
-            _ if !level.has_layout() => crate::layout::Layout::empty(),
-            (None, Some(c)) => LayoutDecl::Physical(src.layout().dims().to_vec()).build(src.shape(), Some(c))?,
-            (Some(decl), c) => decl.build(src.shape(), c)?,
-        };
-        let dtype = dtype.unwrap_or(src.dtype());
-        self.apply(&Action::Move { operand, level, layout, vector_size, dtype })
-    }
-
-    /// Splits the default Compose at stage `index` into a pipeline through a temporary at
-    /// `dest` (the output of stage `index + 1`).
-    pub fn bufferize(self, index: usize, dest: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Bufferize { index, dest })
-    }
-
-    /// Rewrites the default ConvAccum (with a 1×1 output) into a loop of MatmulAccums.
-    pub fn spatial_split(self) -> Result<Self, ScheduleError> {
-        self.apply(&Action::SpatialSplit)
-    }
-
-    /// Rewrites the default DivideVecScalar into a broadcast into `dest`, then DivideVec.
-    pub fn broadcast_first(self, dest: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::BroadcastFirst { dest })
-    }
-
-    /// Rewrites the default Softmax into denominator-and-unscaled (denominators at `denom`),
-    /// then a division.
-    pub fn to_softmax_parts(self, denom: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ToSoftmaxParts { denom })
-    }
-
-    /// Rewrites the default Softmax into denominator-and-max, then SoftmaxComplete.
-    pub fn to_softmax_parts_recompute(self, max: TempDest, denom: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ToSoftmaxPartsRecompute { max, denom })
-    }
-
-    /// Rewrites the default SoftmaxDenominatorAndMax into Max, then SoftmaxDenominator.
-    pub fn to_max_and_denominator(self) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ToMaxAndDenominator)
-    }
-
-    /// Rewrites the default SoftmaxDenominatorAndUnscaled into Max (into `max`), then
-    /// SoftmaxDenominatorAndUnscaledFromMax.
-    pub fn to_max_and_unscaled(self, max: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ToMaxAndUnscaled { max })
-    }
-
-    /// Splits the default SoftmaxDenominatorAndMax into chunks of `chunk` (partial results at
-    /// `partials`) merged afterwards; tile the first stage in parallel to use threads.
-    pub fn parallel_split(self, chunk: u32, partials: TempDest) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ParallelSplit { chunk, partials })
-    }
-
-    /// Rewrites the default Spec into "initialize the output, then accumulate".
-    pub fn to_accum(self) -> Result<Self, ScheduleError> {
-        self.apply(&Action::ToAccum)
-    }
-
-    /// Splits the reduction of the default Spec: the Spec over its first `size` values, then
-    /// its accumulating variant over the rest. The two stages have no default; schedule them
-    /// with `subschedule([0])` and `subschedule([1])`.
-    pub fn peel(self, size: u32) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Peel { size })
-    }
-
-    /// Implements the default Spec with `kernel`.
-    pub fn select(self, kernel: KernelKind) -> Result<Self, ScheduleError> {
-        self.apply(&Action::Select(kernel))
+        self.move_to(operand, MoveTo { level, layout, vector_size, dtype, contig })
     }
 
     /// Applies `f` to the unscheduled Spec that `path` names.

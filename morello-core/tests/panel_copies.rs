@@ -8,7 +8,7 @@ mod common;
 use common::{check_impl, scheduled};
 use morello_core::imp::{Impl, ImplNode};
 use morello_core::level::Level;
-use morello_core::rewrite::Action;
+use morello_core::rewrite::{Action, MoveDest};
 use morello_core::search::actions;
 use morello_core::spec::Spec;
 use morello_core::target::{Target, TargetId, X86_AVX2, X86_AVX512};
@@ -24,7 +24,9 @@ fn strips_offered(text: &str, level: Level, target: &'static Target) -> Vec<u32>
     let mut strips: Vec<u32> = actions(&spec, target)
         .into_iter()
         .filter_map(|action| match action {
-            Action::Move { operand: 1, level: to, layout, dtype, .. } if to == level && dtype == own => {
+            Action::Move { operand: 1, dest: MoveDest { level: to, layout, dtype, .. } }
+                if to == level && dtype == own =>
+            {
                 layout.dims().iter().find_map(|d| d.strip())
             }
             _ => None,

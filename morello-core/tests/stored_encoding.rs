@@ -6,7 +6,7 @@ use morello_core::dtype::Dtype;
 use morello_core::kernels::KernelKind;
 use morello_core::layout::{Layout, PhysDim};
 use morello_core::level::Level;
-use morello_core::rewrite::{Action, TempDest};
+use morello_core::rewrite::{Action, MoveDest, TempDest};
 use morello_core::spec::{LayoutDecl, Spec};
 
 fn hex(bytes: &[u8]) -> String {
@@ -28,22 +28,22 @@ fn samples() -> Vec<(Action, &'static str)> {
             "000000000400000000000000000102000000000001",
         ),
         (
-            Action::Move { operand: 1, level: Level::L1, layout: col_major, vector_size: None, dtype: Dtype::F32 },
+            Action::Move {
+                operand: 1,
+                dest: MoveDest { level: Level::L1, layout: col_major, vector_size: None, dtype: Dtype::F32 },
+            },
             "010000000102000000000000004c31020000000000000002000000000001000000000001000300000000000000663332",
         ),
         (
             Action::Move {
                 operand: 2,
-                level: Level::VRF,
-                layout: Layout::empty(),
-                vector_size: Some(8),
-                dtype: Dtype::F32,
+                dest: MoveDest { level: Level::VRF, layout: Layout::empty(), vector_size: Some(8), dtype: Dtype::F32 },
             },
             "0100000002030000000000000056524600000000000000000001080000000300000000000000663332",
         ),
         (Action::ToAccum, "02000000"),
         (
-            Action::Select(KernelKind::BroadcastVecMultAdd),
+            Action::Select { kernel: KernelKind::BroadcastVecMultAdd },
             "03000000130000000000000042726f6164636173745665634d756c74416464",
         ),
         (

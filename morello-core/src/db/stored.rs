@@ -14,7 +14,8 @@ use crate::kernels::KernelKind;
 use crate::layout::{Layout, PhysDim, PhysKind};
 use crate::level::{LEVEL_COUNT, Level};
 use crate::limits::MemoryUsage;
-use crate::rewrite::{Action, TempDest};
+use crate::rewrite::form::{Form, Mapper};
+use crate::rewrite::{Action, MoveDest, Resolved, Rewrite, TempDest};
 use crate::shape::Shape;
 use crate::spec::{LayoutDecl, LogicalSpec};
 use serde::de::Error as _;
@@ -67,69 +68,39 @@ impl StoredValue {
     }
 }
 
-/// A rewrite in a form that stays meaningful across versions and Spec sizes.
+/// A rewrite in a form that stays meaningful across versions and Spec sizes: operands and
+/// stages as bytes, tiles relative to the Spec (see [`StoredAction::encode`]), names for
+/// levels, dtypes and kernels. The variant tags are the order of the
+/// [rewrite table](crate::rewrite::table).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Stored {}
+
+impl Form for Stored {
+    type Count = u32;
+    type Operand = u8;
+    type Stage = u8;
+    type Tile = Vec<Option<u32>>;
+    type Parallel = bool;
+    type Kernel = Named<KernelKind>;
+    type Temp = StoredTemp;
+    type GroupedTemp = StoredTemp;
+    type MoveDest = StoredMoveDest;
+}
+
+/// A decision as the database stores it.
+pub type StoredAction = Rewrite<Stored>;
+
+/// Where a stored move puts its operand.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
-pub enum StoredAction {
-    /// A tile: per dimension, the tile size, or `None` for the whole dimension.
-    Tile {
-        /// Sizes of the tiled dimensions.
-        tile: Vec<Option<u32>>,
-        /// Whether the loop is parallel.
-        parallel: bool,
-    },
-    /// A move of an operand.
-    Move {
-        /// Operand index.
-        operand: u8,
-        /// Destination level.
-        level: Named<Level>,
-        /// Destination layout.
-        layout: StoredLayout,
-        /// Lanes per register (VRF).
-        vector_size: Option<u32>,
-        /// Destination dtype.
-        dtype: Named<Dtype>,
-    },
-    /// `to_accum`.
-    ToAccum,
-    /// A microkernel.
-    Select(Named<KernelKind>),
-    /// `bufferize`.
-    Bufferize {
-        /// The stage.
-        index: u8,
-        /// Where the temporary lives.
-        dest: StoredTemp,
-    },
-    /// `spatial_split`.
-    SpatialSplit,
-    /// `broadcast_first`.
-    BroadcastFirst(StoredTemp),
-    /// `to_softmax_parts`.
-    ToSoftmaxParts(StoredTemp),
-    /// `to_softmax_parts_recompute` (maxima, denominators).
-    ToSoftmaxPartsRecompute(StoredTemp, StoredTemp),
-    /// `to_max_and_denominator`.
-    ToMaxAndDenominator,
-    /// `to_max_and_unscaled`.
-    ToMaxAndUnscaled(StoredTemp),
-    /// `parallel_split`.
-    ParallelSplit {
-        /// Values per chunk.
-        chunk: u32,
-        /// Where the partial results live.
-        partials: StoredTemp,
-    },
-    /// `spread` (after the variants above, so that they keep their encoding).
-    Spread {
-        /// Values per tile, and bands.
-        bands: u32,
-    },
-    /// `peel` (last, so that the variants before it keep their encoding).
-    Peel {
-        /// Values of the reduction the first stage computes.
-        size: u32,
-    },
+pub struct StoredMoveDest {
+    /// Destination level.
+    pub level: Named<Level>,
+    /// Destination layout.
+    pub layout: StoredLayout,
+    /// Lanes per register (VRF).
+    pub vector_size: Option<u32>,
+    /// Destination dtype.
+    pub dtype: Named<Dtype>,
 }
 
 /// A layout's physical dimensions `(logical dimension, kind, strip)` (kind 0 dynamic, 1
@@ -169,81 +140,115 @@ impl StoredAction {
     /// dimension are stored as "whole", so the value reads the same for Specs that differ only
     /// there.
     pub fn encode(action: &Action, spec: &LogicalSpec) -> StoredAction {
-        match action {
-            Action::Tile { tile, parallel } => StoredAction::Tile {
-                tile: tile.iter().zip(spec.shape()).map(|(&t, &size)| (t != size).then_some(t)).collect(),
-                parallel: *parallel,
-            },
-            Action::Move { operand, level, layout, vector_size, dtype } => StoredAction::Move {
-                operand: *operand as u8,
-                level: Named(*level),
-                layout: StoredLayout {
-                    dims: layout.dims().iter().map(|&d| phys(d)).collect(),
-                    contig: layout.contig(),
-                },
-                vector_size: *vector_size,
-                dtype: Named(*dtype),
-            },
-            Action::Spread { bands } => StoredAction::Spread { bands: *bands },
-            Action::ToAccum => StoredAction::ToAccum,
-            Action::Peel { size } => StoredAction::Peel { size: *size },
-            Action::Select(k) => StoredAction::Select(Named(*k)),
-            Action::Bufferize { index, dest } => StoredAction::Bufferize { index: *index as u8, dest: temp(dest) },
-            Action::SpatialSplit => StoredAction::SpatialSplit,
-            Action::BroadcastFirst { dest } => StoredAction::BroadcastFirst(temp(dest)),
-            Action::ToSoftmaxParts { denom } => StoredAction::ToSoftmaxParts(temp(denom)),
-            Action::ToSoftmaxPartsRecompute { max, denom } => {
-                StoredAction::ToSoftmaxPartsRecompute(temp(max), temp(denom))
-            }
-            Action::ToMaxAndDenominator => StoredAction::ToMaxAndDenominator,
-            Action::ToMaxAndUnscaled { max } => StoredAction::ToMaxAndUnscaled(temp(max)),
-            Action::ParallelSplit { chunk, partials } => {
-                StoredAction::ParallelSplit { chunk: *chunk, partials: temp(partials) }
-            }
+        match action.map(&mut Encode { spec }) {
+            Ok(stored) => stored,
+            Err(never) => match never {},
         }
     }
 
     /// The action for `spec`, or `None` if this encoding cannot describe a rewrite of it.
     pub fn decode(&self, spec: &LogicalSpec) -> Option<Action> {
-        Some(match self {
-            StoredAction::Tile { tile, parallel } => {
-                if tile.len() != spec.shape().len() {
-                    return None;
-                }
-                let tile: Shape = tile.iter().zip(spec.shape()).map(|(t, &size)| t.unwrap_or(size)).collect();
-                Action::Tile { tile, parallel: *parallel }
-            }
-            StoredAction::Move { operand, level, layout, vector_size, dtype } => {
-                let operand = usize::from(*operand);
-                let shape = spec.operands().get(operand)?.shape();
-                let dims = layout.dims.iter().map(|&d| unphys(d)).collect::<Option<Vec<_>>>()?;
-                // Register files have no layout (`Layout::empty`), which fits any shape.
-                let layout = if dims.is_empty() {
-                    Layout::empty()
-                } else {
-                    Layout::new(&dims, Some(layout.contig), shape).ok()?
-                };
-                Action::Move { operand, level: level.0, layout, vector_size: *vector_size, dtype: dtype.0 }
-            }
-            StoredAction::Spread { bands } => Action::Spread { bands: *bands },
-            StoredAction::ToAccum => Action::ToAccum,
-            StoredAction::Peel { size } => Action::Peel { size: *size },
-            StoredAction::Select(k) => Action::Select(k.0),
-            StoredAction::Bufferize { index, dest } => {
-                Action::Bufferize { index: usize::from(*index), dest: untemp(dest)? }
-            }
-            StoredAction::SpatialSplit => Action::SpatialSplit,
-            StoredAction::BroadcastFirst(d) => Action::BroadcastFirst { dest: untemp(d)? },
-            StoredAction::ToSoftmaxParts(d) => Action::ToSoftmaxParts { denom: untemp(d)? },
-            StoredAction::ToSoftmaxPartsRecompute(m, d) => {
-                Action::ToSoftmaxPartsRecompute { max: untemp(m)?, denom: untemp(d)? }
-            }
-            StoredAction::ToMaxAndDenominator => Action::ToMaxAndDenominator,
-            StoredAction::ToMaxAndUnscaled(m) => Action::ToMaxAndUnscaled { max: untemp(m)? },
-            StoredAction::ParallelSplit { chunk, partials } => {
-                Action::ParallelSplit { chunk: *chunk, partials: untemp(partials)? }
-            }
+        self.map(&mut Decode { spec, operand: None }).ok()
+    }
+}
+
+/// Resolved arguments to stored ones.
+struct Encode<'a> {
+    spec: &'a LogicalSpec,
+}
+
+impl Mapper for Encode<'_> {
+    type From = Resolved;
+    type To = Stored;
+    type Error = std::convert::Infallible;
+    fn count(&mut self, v: &u32) -> Result<u32, Self::Error> {
+        Ok(*v)
+    }
+    fn operand(&mut self, v: &usize) -> Result<u8, Self::Error> {
+        Ok(*v as u8)
+    }
+    fn stage(&mut self, v: &usize) -> Result<u8, Self::Error> {
+        Ok(*v as u8)
+    }
+    fn tile(&mut self, v: &Shape) -> Result<Vec<Option<u32>>, Self::Error> {
+        Ok(v.iter().zip(self.spec.shape()).map(|(&t, &size)| (t != size).then_some(t)).collect())
+    }
+    fn parallel(&mut self, v: &bool) -> Result<bool, Self::Error> {
+        Ok(*v)
+    }
+    fn kernel(&mut self, v: &KernelKind) -> Result<Named<KernelKind>, Self::Error> {
+        Ok(Named(*v))
+    }
+    fn temp(&mut self, v: &TempDest) -> Result<StoredTemp, Self::Error> {
+        Ok(temp(v))
+    }
+    fn grouped_temp(&mut self, v: &TempDest) -> Result<StoredTemp, Self::Error> {
+        Ok(temp(v))
+    }
+    fn move_dest(&mut self, v: &MoveDest) -> Result<StoredMoveDest, Self::Error> {
+        Ok(StoredMoveDest {
+            level: Named(v.level),
+            layout: StoredLayout {
+                dims: v.layout.dims().iter().map(|&d| phys(d)).collect(),
+                contig: v.layout.contig(),
+            },
+            vector_size: v.vector_size,
+            dtype: Named(v.dtype),
         })
+    }
+}
+
+/// Stored arguments to resolved ones for one Spec; fails where they cannot describe a rewrite
+/// of it.
+struct Decode<'a> {
+    spec: &'a LogicalSpec,
+    /// The operand of the move being decoded (its destination's layout is built for it).
+    operand: Option<usize>,
+}
+
+impl Mapper for Decode<'_> {
+    type From = Stored;
+    type To = Resolved;
+    type Error = ();
+    fn count(&mut self, v: &u32) -> Result<u32, ()> {
+        Ok(*v)
+    }
+    fn operand(&mut self, v: &u8) -> Result<usize, ()> {
+        self.operand = Some(usize::from(*v));
+        Ok(usize::from(*v))
+    }
+    fn stage(&mut self, v: &u8) -> Result<usize, ()> {
+        Ok(usize::from(*v))
+    }
+    fn tile(&mut self, v: &Vec<Option<u32>>) -> Result<Shape, ()> {
+        if v.len() != self.spec.shape().len() {
+            return Err(());
+        }
+        Ok(v.iter().zip(self.spec.shape()).map(|(t, &size)| t.unwrap_or(size)).collect())
+    }
+    fn parallel(&mut self, v: &bool) -> Result<bool, ()> {
+        Ok(*v)
+    }
+    fn kernel(&mut self, v: &Named<KernelKind>) -> Result<KernelKind, ()> {
+        Ok(v.0)
+    }
+    fn temp(&mut self, v: &StoredTemp) -> Result<TempDest, ()> {
+        untemp(v).ok_or(())
+    }
+    fn grouped_temp(&mut self, v: &StoredTemp) -> Result<TempDest, ()> {
+        untemp(v).ok_or(())
+    }
+    fn move_dest(&mut self, v: &StoredMoveDest) -> Result<MoveDest, ()> {
+        let operand = self.operand.ok_or(())?;
+        let shape = self.spec.operands().get(operand).ok_or(())?.shape();
+        let dims = v.layout.dims.iter().map(|&d| unphys(d)).collect::<Option<Vec<_>>>().ok_or(())?;
+        // Register files have no layout (`Layout::empty`), which fits any shape.
+        let layout = if dims.is_empty() {
+            Layout::empty()
+        } else {
+            Layout::new(&dims, Some(v.layout.contig), shape).map_err(drop)?
+        };
+        Ok(MoveDest { level: v.level.0, layout, vector_size: v.vector_size, dtype: v.dtype.0 })
     }
 }
 

@@ -143,7 +143,7 @@ fn random_schedule(rng: &mut FuzzRng, mut partial: PartialImpl, target: &'static
         }
         // Choosing a microkernel ends the schedule; leave that to the search more often.
         if options.len() > 1 && !rng.chance(15) {
-            options.retain(|a| !matches!(a, Action::Select(_)));
+            options.retain(|a| !matches!(a, Action::Select { .. }));
         }
         if options.is_empty() {
             break;

@@ -10,7 +10,8 @@ use smallvec::SmallVec;
 /// Splits the Compose `spec` at stage `index`: the temporary is the output of stage
 /// `index + 1`, the first input of stage `index`. The pipeline first runs stages `index + 1..`
 /// into the temporary, then stages `..=index`.
-pub(super) fn apply(spec: &Spec, index: usize, dest: &TempDest, target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, index: &usize, dest: &TempDest, target: &Target) -> Result<ImplNode, RewriteError> {
+    let index = *index;
     let SpecKind::Compose(components) = spec.logical().kind() else {
         return Err(RewriteError::WrongPrimitive {
             rewrite: "bufferize",

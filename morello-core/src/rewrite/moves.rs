@@ -5,6 +5,7 @@
 //! BLAS libraries do, so that its rows no longer lie a whole page apart: see
 //! [`crate::tensor::TensorSpec::paged`]).
 
+use super::form::Notation;
 use super::{RewriteError, operand_name};
 use crate::dtype::Dtype;
 use crate::imp::{AllocNode, Impl, ImplNode};
@@ -15,21 +16,46 @@ use crate::spec::{LogicalSpec, Operands, Spec};
 use crate::target::Target;
 use crate::tensor::TensorSpec;
 use smallvec::smallvec;
+use std::fmt;
 
-/// Where a move takes its operand.
-pub(super) struct Destination<'a> {
-    pub level: &'a Level,
-    pub layout: &'a Layout,
+/// Where a move puts its operand.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct MoveDest {
+    /// Destination level.
+    pub level: Level,
+    /// Destination layout (canonical for the operand's shape). When it has the same physical
+    /// dimensions as the operand, the dtype is unchanged and the destination is
+    /// hardware-managed, the move is a cache fill that keeps the operand's layout and emits no
+    /// code.
+    pub layout: Layout,
+    /// Lanes per register for a VRF destination.
     pub vector_size: Option<u32>,
+    /// Destination dtype: the operand's, or a lossless widening of an input's.
     pub dtype: Dtype,
 }
 
-pub(super) fn apply(spec: &Spec, operand: usize, to: Destination, target: &Target) -> Result<ImplNode, RewriteError> {
+/// Schedule syntax: `LEVEL, layout[, vN], dtype[, cN]`.
+impl Notation for MoveDest {
+    fn notate(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.level, self.layout)?;
+        if let Some(v) = self.vector_size {
+            write!(f, ", v{v}")?;
+        }
+        write!(f, ", {}", self.dtype)?;
+        if self.level.has_layout() && !self.layout.is_fully_contiguous() {
+            write!(f, ", c{}", self.layout.contig())?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn apply(spec: &Spec, operand: &usize, to: &MoveDest, target: &Target) -> Result<ImplNode, RewriteError> {
+    let operand = *operand;
     let count = spec.operands().len();
     if operand >= count {
         return Err(RewriteError::OperandOutOfRange { what: super::spec_name(spec), index: operand, count });
     }
-    let (level, layout, vector_size, dtype) = (*to.level, to.layout, to.vector_size, to.dtype);
+    let (level, layout, vector_size, dtype) = (to.level, &to.layout, to.vector_size, to.dtype);
     // Only errors name the operand: build the name there, not on every (search) application.
     let name = || operand_name(spec, operand);
     let src = spec.operand(operand);

@@ -15,7 +15,8 @@ use crate::spec::Spec;
 use crate::target::Target;
 use smallvec::SmallVec;
 
-pub(super) fn apply(spec: &Spec, size: u32, target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, size: &u32, target: &Target) -> Result<ImplNode, RewriteError> {
+    let size = *size;
     let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "peel" }) };
     if prim.is_accumulating() {
         return Err(RewriteError::PeelAccumulating { primitive: prim });

@@ -7,7 +7,8 @@ use crate::level::Level;
 use crate::spec::Spec;
 use crate::target::Target;
 
-pub(super) fn apply(spec: &Spec, kernel: KernelKind, target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, kernel: &KernelKind, target: &Target) -> Result<ImplNode, RewriteError> {
+    let kernel = *kernel;
     kernel.applies(spec.logical(), target).map_err(|reason| RewriteError::KernelMismatch { kernel, reason })?;
     let needs = kernel.memory(spec.logical(), target);
     for level in Level::ALL {

@@ -106,7 +106,7 @@ pub(super) fn to_softmax_parts_recompute(
 }
 
 /// SoftmaxDenominatorAndMax → [Max(x, max), SoftmaxDenominator(x, max, denom)].
-pub(super) fn to_max_and_denominator(spec: &Spec) -> Result<ImplNode, RewriteError> {
+pub(super) fn to_max_and_denominator(spec: &Spec, _target: &Target) -> Result<ImplNode, RewriteError> {
     let Some(Primitive::SoftmaxDenominatorAndMax { scan, accum: false }) = spec.primitive() else {
         return Err(wrong("to_max_and_denominator", "SoftmaxDenominatorAndMax (not accumulating)", spec));
     };
@@ -169,10 +169,11 @@ pub(super) fn to_max_and_unscaled(spec: &Spec, max: &TempDest, target: &Target) 
 /// first stage's chunk dimension is not a reduction, so it can be tiled in parallel.
 pub(super) fn parallel_split(
     spec: &Spec,
-    chunk: u32,
+    chunk: &u32,
     partials: &TempDest,
     target: &Target,
 ) -> Result<ImplNode, RewriteError> {
+    let chunk = *chunk;
     let Some(Primitive::SoftmaxDenominatorAndMax { scan, accum: false }) = spec.primitive() else {
         return Err(wrong("parallel_split", "SoftmaxDenominatorAndMax (not accumulating)", spec));
     };

@@ -31,7 +31,7 @@ pub(super) fn apply(spec: &Spec, target: &Target) -> Result<ImplNode, RewriteErr
     if (fh, fw) == (1, 1) {
         return as_matmul(spec, target);
     }
-    let ImplNode::Loop(mut l) = tile::apply(spec, &[b, f, c, 1, 1, 1, 1], false, target)? else {
+    let ImplNode::Loop(mut l) = tile::apply(spec, &[b, f, c, 1, 1, 1, 1], &false, target)? else {
         unreachable!("tiling yields a loop")
     };
     debug_assert!(l.boundaries.is_empty());

@@ -11,7 +11,8 @@ use crate::target::Target;
 /// The contraction dimension of a Matmul (`b×m×k×n`).
 const K: usize = 2;
 
-pub(super) fn apply(spec: &Spec, bands: u32, target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, bands: &u32, target: &Target) -> Result<ImplNode, RewriteError> {
+    let bands = *bands;
     let Some(prim @ Primitive::Matmul { accum: true }) = spec.primitive() else {
         return Err(RewriteError::WrongPrimitive {
             rewrite: "spread",

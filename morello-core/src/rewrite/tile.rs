@@ -9,7 +9,8 @@ use crate::spec::{LogicalSpec, Operands, Spec};
 use crate::target::Target;
 use smallvec::SmallVec;
 
-pub(super) fn apply(spec: &Spec, tile: &[u32], parallel: bool, target: &Target) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, tile: &[u32], parallel: &bool, target: &Target) -> Result<ImplNode, RewriteError> {
+    let parallel = *parallel;
     let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "tile" }) };
     let shape = spec.shape();
     if tile.len() != shape.len() {

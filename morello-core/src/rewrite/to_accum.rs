@@ -4,9 +4,10 @@ use super::{RewriteError, spec_name};
 use crate::imp::{Binding, BlockNode, Impl, ImplNode};
 use crate::primitive::Primitive;
 use crate::spec::{LogicalSpec, Operands, Spec};
+use crate::target::Target;
 use smallvec::{SmallVec, smallvec};
 
-pub(super) fn apply(spec: &Spec) -> Result<ImplNode, RewriteError> {
+pub(super) fn apply(spec: &Spec, _target: &Target) -> Result<ImplNode, RewriteError> {
     let Some(prim) = spec.primitive() else { return Err(RewriteError::Compose { rewrite: "to_accum" }) };
     let accum =
         prim.accumulating_variant().ok_or_else(|| RewriteError::NoAccumulatingVariant { what: spec_name(spec) })?;

@@ -29,7 +29,7 @@ use crate::kernels::KernelKind;
 use crate::layout::{Layout, PhysDim};
 use crate::level::Level;
 use crate::primitive::{Direction, Primitive, is_upcast};
-use crate::rewrite::{Action, TempDest};
+use crate::rewrite::{Action, MoveDest, TempDest};
 use crate::shape::{Shape, volume};
 use crate::spec::{LayoutDecl, Spec, SpecKind};
 use crate::target::Target;
@@ -66,7 +66,7 @@ pub fn actions(spec: &Spec, target: &Target) -> Vec<Action> {
     }
     for &kernel in KernelKind::ALL {
         if kernel.implements(prim) {
-            out.push(Action::Select(kernel));
+            out.push(Action::Select { kernel });
         }
     }
     if prim.accumulating_variant().is_some() {
@@ -275,7 +275,10 @@ pub fn temp_destinations(shape: &[u32], dtype: Dtype, target: &Target) -> Vec<Te
 
 fn push_moves(out: &mut Vec<Action>, operand: usize, src: &TensorSpec, level: Level, dtype: Dtype, target: &Target) {
     let shape = src.shape();
-    let moved = |layout: Layout, vector_size: Option<u32>| Action::Move { operand, level, layout, vector_size, dtype };
+    let moved = |layout: Layout, vector_size: Option<u32>| Action::Move {
+        operand,
+        dest: MoveDest { level, layout, vector_size, dtype },
+    };
     match level {
         Level::RF => out.push(moved(Layout::empty(), None)),
         Level::VRF => {

@@ -63,7 +63,7 @@ mod fast;
 
 use super::actions;
 use crate::level::Level;
-use crate::rewrite::Action;
+use crate::rewrite::{Action, MoveDest};
 use crate::spec::Spec;
 use crate::target::Target;
 use std::fmt;
@@ -130,7 +130,7 @@ impl SearchSpace {
         if let (SearchSpace::Fast, Action::Tile { tile, .. }) = (self, action) {
             return fast::allows_tile(spec, tile, target);
         }
-        let Action::Move { operand, level, layout, dtype, .. } = action else { return true };
+        let Action::Move { operand, dest: MoveDest { level, layout, dtype, .. } } = action else { return true };
         let source = spec.operand(*operand);
         let writes = spec.logical().direction(*operand).writes();
         match (self, level) {
@@ -197,10 +197,15 @@ mod tests {
             all.iter().filter(|a| !SearchSpace::FixedOutputLayouts.allows(&spec, a, &X86_AVX512)).collect();
         assert!(!left_out.is_empty());
         for action in &left_out {
-            assert!(matches!(action, Action::Move { operand: 2, level: Level::GL, .. }), "{action:?}");
+            assert!(
+                matches!(action, Action::Move { operand: 2, dest: MoveDest { level: Level::GL, .. } }),
+                "{action:?}"
+            );
         }
         let moved_in_gl = |operand: usize| {
-            kept.iter().any(|a| matches!(a, Action::Move { operand: o, level: Level::GL, .. } if *o == operand))
+            kept.iter().any(
+                |a| matches!(a, Action::Move { operand: o, dest: MoveDest { level: Level::GL, .. } } if *o == operand),
+            )
         };
         assert!(moved_in_gl(0) && moved_in_gl(1) && !moved_in_gl(2));
         assert!(all.iter().all(|a| SearchSpace::Full.allows(&spec, a, &X86_AVX512)));

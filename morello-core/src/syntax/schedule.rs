@@ -26,16 +26,18 @@
 
 mod apply;
 mod text;
+mod written;
 
 pub use apply::{apply_schedule, run_schedule};
 pub use text::ParseScheduleError;
+pub use written::Written;
 
 use super::operand::parse_physical_layout;
 use super::{Errors, parse_name, parse_number, prefixed_number, unknown};
 use crate::dtype::Dtype;
 use crate::kernels::KernelKind;
 use crate::level::Level;
-use crate::rewrite::TempDest;
+use crate::rewrite::{REWRITE_NAMES, Rewrite, TempDest};
 use crate::spec::LayoutDecl;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -92,81 +94,12 @@ impl Destination {
 /// The schedule steps.
 #[derive(Clone, Debug)]
 pub enum StepKind {
-    /// `tile([..])` or `tile([..], parallel)`.
-    Tile {
-        /// Tile size per Spec dimension, with each size's span.
-        sizes: Vec<(u32, Span)>,
-        /// Where `parallel` was written, if the loop is parallel.
-        parallel: Option<Span>,
-    },
-    /// `split(k)`.
+    /// A rewrite (see the [rewrite table](crate::rewrite::table)).
+    Rewrite(Box<Rewrite<Written>>),
+    /// `split(k)`: a tile of the reduction dimensions to `k`, the others whole.
     Split {
         /// The reduction tile size.
         k: (u32, Span),
-    },
-    /// `spread(bands)`.
-    Spread {
-        /// Values per tile along the contraction dimension, and bands.
-        bands: (u32, Span),
-    },
-    /// `move_param(i, LEVEL[, layout][, vN][, dtype])`.
-    MoveParam {
-        /// Operand index.
-        operand: (usize, Span),
-        /// Where it goes.
-        dest: Destination,
-    },
-    /// `to_accum`.
-    ToAccum,
-    /// `peel(size)`.
-    Peel {
-        /// Values of the reduction the first stage computes.
-        size: (u32, Span),
-    },
-    /// `select(Kernel)`.
-    Select {
-        /// The kernel.
-        kernel: (KernelKind, Span),
-    },
-    /// `bufferize(index, destination)`.
-    Bufferize {
-        /// The stage index.
-        index: (usize, Span),
-        /// Where the intermediate goes.
-        dest: Destination,
-    },
-    /// `spatial_split`.
-    SpatialSplit,
-    /// `broadcast_first(destination)`.
-    BroadcastFirst {
-        /// Where the broadcast temporary goes.
-        dest: Destination,
-    },
-    /// `to_softmax_parts(destination)`.
-    ToSoftmaxParts {
-        /// Where the denominators go.
-        denom: Destination,
-    },
-    /// `to_softmax_parts_recompute(max destination, denominator destination)`.
-    ToSoftmaxPartsRecompute {
-        /// Where the maxima go.
-        max: Destination,
-        /// Where the denominators go.
-        denom: Destination,
-    },
-    /// `to_max_and_denominator`.
-    ToMaxAndDenominator,
-    /// `to_max_and_unscaled(destination)`.
-    ToMaxAndUnscaled {
-        /// Where the maxima go.
-        max: Destination,
-    },
-    /// `parallel_split(chunk, destination)`.
-    ParallelSplit {
-        /// Values per chunk.
-        chunk: (u32, Span),
-        /// Where the partial results go.
-        partials: Destination,
     },
     /// `subschedule([path]) { steps }`.
     Subschedule {
@@ -184,30 +117,8 @@ pub enum StepKind {
 /// Kernel names used in the paper, and what they are called here.
 const PAPER_KERNEL_NAMES: [(&str, &str); 2] = [("VectorMove", "VectorAssign"), ("ValueMove", "ValueAssign")];
 
-const STEP_NAMES: [&str; 17] = [
-    "tile",
-    "split",
-    "spread",
-    "move_param",
-    "to_accum",
-    "peel",
-    "select",
-    "bufferize",
-    "spatial_split",
-    "broadcast_first",
-    "to_softmax_parts",
-    "to_softmax_parts_recompute",
-    "to_max_and_denominator",
-    "to_max_and_unscaled",
-    "parallel_split",
-    "subschedule",
-    "synthesize_all",
-];
-
-/// The `,` between a step's first argument and its destination.
-fn comma_before_destination(input: ParseStream) -> syn::Result<()> {
-    input.parse::<Token![,]>().map(drop).map_err(|e| syn::Error::new(e.span(), "expected `,` and a destination level"))
-}
+/// The steps that are not rewrites.
+const OTHER_STEP_NAMES: [&str; 3] = ["split", "subschedule", "synthesize_all"];
 
 /// Parses schedule steps until the end of `input`.
 pub fn parse_schedule(input: ParseStream) -> syn::Result<Schedule> {
@@ -255,107 +166,15 @@ pub fn parse_schedule(input: ParseStream) -> syn::Result<Schedule> {
 fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenStream>) -> syn::Result<StepKind> {
     use syn::parse::Parser;
     let args = args.unwrap_or_default();
-    let no_args = |kind: StepKind| {
-        if args.is_empty() {
-            Ok(kind)
-        } else {
-            Err(syn::Error::new_spanned(&args, format!("`{name}` takes no arguments")))
-        }
-    };
     match name.to_string().as_str() {
-        "tile" => (|input: ParseStream| {
-            let sizes = parse_sizes(input)?;
-            let mut parallel = None;
-            if input.peek(Token![,]) {
-                input.parse::<Token![,]>()?;
-                let word: syn::Ident = input.parse()?;
-                if word != "parallel" {
-                    return Err(syn::Error::new(word.span(), "expected `parallel` after the tile sizes"));
-                }
-                parallel = Some(word.span());
-            }
-            ensure_empty(input)?;
-            Ok(StepKind::Tile { sizes, parallel })
-        })
-        .parse2(args),
         "split" => (|input: ParseStream| {
             let k = parse_u32(input, "the reduction tile size")?;
             ensure_empty(input)?;
             Ok(StepKind::Split { k })
         })
         .parse2(args),
-        "spread" => (|input: ParseStream| {
-            let bands = parse_u32(input, "the number of bands")?;
-            ensure_empty(input)?;
-            Ok(StepKind::Spread { bands })
-        })
-        .parse2(args),
-        "move_param" => (|input: ParseStream| {
-            let operand = parse_index(input, "an operand index")?;
-            comma_before_destination(input)?;
-            let dest = parse_destination(input, true)?;
-            Ok(StepKind::MoveParam { operand, dest })
-        })
-        .parse2(args),
-        "bufferize" => (|input: ParseStream| {
-            let index = parse_index(input, "a Compose stage index")?;
-            comma_before_destination(input)?;
-            let dest = parse_destination(input, false)?;
-            Ok(StepKind::Bufferize { index, dest })
-        })
-        .parse2(args),
-        "parallel_split" => (|input: ParseStream| {
-            let chunk = parse_u32(input, "the chunk size")?;
-            comma_before_destination(input)?;
-            let partials = parse_destination(input, false)?;
-            Ok(StepKind::ParallelSplit { chunk, partials })
-        })
-        .parse2(args),
-        "broadcast_first" => {
-            (|input: ParseStream| Ok(StepKind::BroadcastFirst { dest: parse_destination(input, false)? })).parse2(args)
-        }
-        "to_softmax_parts" => {
-            (|input: ParseStream| Ok(StepKind::ToSoftmaxParts { denom: parse_destination(input, false)? })).parse2(args)
-        }
-        "to_max_and_unscaled" => {
-            (|input: ParseStream| Ok(StepKind::ToMaxAndUnscaled { max: parse_destination(input, false)? })).parse2(args)
-        }
-        "to_softmax_parts_recompute" => (|input: ParseStream| {
-            let max = parse_grouped_destination(input)?;
-            input
-                .parse::<Token![,]>()
-                .map_err(|e| syn::Error::new(e.span(), "expected `,` and the denominators' destination"))?;
-            let denom = parse_grouped_destination(input)?;
-            ensure_empty(input)?;
-            Ok(StepKind::ToSoftmaxPartsRecompute { max, denom })
-        })
-        .parse2(args),
-        "to_accum" => no_args(StepKind::ToAccum),
-        "peel" => (|input: ParseStream| {
-            let size = parse_u32(input, "the number of reduction values the first stage computes")?;
-            ensure_empty(input)?;
-            Ok(StepKind::Peel { size })
-        })
-        .parse2(args),
-        "spatial_split" => no_args(StepKind::SpatialSplit),
-        "to_max_and_denominator" => no_args(StepKind::ToMaxAndDenominator),
-        "synthesize_all" => no_args(StepKind::SynthesizeAll),
-        "select" => (|input: ParseStream| {
-            let ident: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), "expected a kernel name"))?;
-            ensure_empty(input)?;
-            let name = ident.to_string();
-            match KernelKind::from_name(&name) {
-                Some(k) => Ok(StepKind::Select { kernel: (k, ident.span()) }),
-                None => match PAPER_KERNEL_NAMES.iter().find(|(paper, _)| *paper == name) {
-                    Some((_, ours)) => Err(syn::Error::new(
-                        ident.span(),
-                        format!("unknown kernel `{name}`; the paper's `{name}` is called `{ours}` here"),
-                    )),
-                    None => Err(unknown(ident.span(), "kernel", &name, KernelKind::ALL.iter().map(|k| k.name()))),
-                },
-            }
-        })
-        .parse2(args),
+        "synthesize_all" if args.is_empty() => Ok(StepKind::SynthesizeAll),
+        "synthesize_all" => Err(syn::Error::new_spanned(&args, "`synthesize_all` takes no arguments")),
         "subschedule" => {
             let Some(block) = block else {
                 return Err(syn::Error::new(name.span(), "expected `subschedule([path]) { steps }`"));
@@ -385,7 +204,28 @@ fn parse_step(name: &syn::Ident, args: Option<TokenStream>, block: Option<TokenS
             }
             Ok(StepKind::Subschedule { path, path_tokens, body })
         }
-        other => Err(unknown(name.span(), "schedule step", other, STEP_NAMES)),
+        other => match written::parse_rewrite(name, args) {
+            Some(rewrite) => rewrite.map(|r| StepKind::Rewrite(Box::new(r))),
+            None => {
+                Err(unknown(name.span(), "schedule step", other, REWRITE_NAMES.iter().copied().chain(OTHER_STEP_NAMES)))
+            }
+        },
+    }
+}
+
+/// A kernel's name.
+fn parse_kernel(input: ParseStream) -> syn::Result<(KernelKind, Span)> {
+    let ident: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), "expected a kernel name"))?;
+    let name = ident.to_string();
+    match KernelKind::from_name(&name) {
+        Some(k) => Ok((k, ident.span())),
+        None => match PAPER_KERNEL_NAMES.iter().find(|(paper, _)| *paper == name) {
+            Some((_, ours)) => Err(syn::Error::new(
+                ident.span(),
+                format!("unknown kernel `{name}`; the paper's `{name}` is called `{ours}` here"),
+            )),
+            None => Err(unknown(ident.span(), "kernel", &name, KernelKind::ALL.iter().map(|k| k.name()))),
+        },
     }
 }
 
@@ -528,26 +368,8 @@ impl fmt::Display for Destination {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            StepKind::Tile { sizes, parallel } => {
-                let s: Vec<String> = sizes.iter().map(|(v, _)| v.to_string()).collect();
-                write!(f, "tile([{}]{});", s.join(", "), if parallel.is_some() { ", parallel" } else { "" })
-            }
+            StepKind::Rewrite(rewrite) => write!(f, "{rewrite};"),
             StepKind::Split { k } => write!(f, "split({});", k.0),
-            StepKind::Spread { bands } => write!(f, "spread({});", bands.0),
-            StepKind::MoveParam { operand, dest } => write!(f, "move_param({}, {dest});", operand.0),
-            StepKind::ToAccum => f.write_str("to_accum;"),
-            StepKind::Peel { size } => write!(f, "peel({});", size.0),
-            StepKind::Select { kernel } => write!(f, "select({});", kernel.0),
-            StepKind::Bufferize { index, dest } => write!(f, "bufferize({}, {dest});", index.0),
-            StepKind::SpatialSplit => f.write_str("spatial_split;"),
-            StepKind::BroadcastFirst { dest } => write!(f, "broadcast_first({dest});"),
-            StepKind::ToSoftmaxParts { denom } => write!(f, "to_softmax_parts({denom});"),
-            StepKind::ToSoftmaxPartsRecompute { max, denom } => {
-                write!(f, "to_softmax_parts_recompute(({max}), ({denom}));")
-            }
-            StepKind::ToMaxAndDenominator => f.write_str("to_max_and_denominator;"),
-            StepKind::ToMaxAndUnscaled { max } => write!(f, "to_max_and_unscaled({max});"),
-            StepKind::ParallelSplit { chunk, partials } => write!(f, "parallel_split({}, {partials});", chunk.0),
             StepKind::Subschedule { path, body, .. } => {
                 let p: Vec<String> = path.iter().map(|(i, _)| i.to_string()).collect();
                 write!(f, "subschedule([{}]) {{ {body} }}", p.join(", "))
