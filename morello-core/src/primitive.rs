@@ -255,6 +255,12 @@ impl Primitive {
         self.def().operands.len()
     }
 
+    /// The operand whose rows may stream into L1 (see [`OperandDef::streamed_rows`]) and the
+    /// dimension of its rows, if the primitive has one.
+    pub fn streamed_operand(self) -> Option<(usize, u8)> {
+        self.operands().iter().enumerate().find_map(|(i, o)| o.streamed_rows.map(|d| (i, d)))
+    }
+
     /// The operand table entries.
     pub fn operands(self) -> &'static [OperandDef] {
         self.def().operands

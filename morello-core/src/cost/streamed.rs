@@ -42,12 +42,6 @@ use crate::target::{Residency, Target};
 use crate::tensor::TensorSpec;
 use smallvec::SmallVec;
 
-/// The operand whose fills may stream: a Matmul's rhs.
-const RHS: usize = 1;
-
-/// The rhs's logical dimension along `k` (its shape is `[b, k, n]`).
-const RHS_K: u8 = 1;
-
 /// Whether a Spec of primitive `primitive` whose operand `operand` is `tensor` may fill
 /// that operand (or the tiles of it its sub-Specs read in place) into L1 for free, in some
 /// sub-Spec: the operand is a Matmul's rhs, and some contiguous tile of it is read without a
@@ -60,20 +54,18 @@ const RHS_K: u8 = 1;
 /// piece of one row, which some loop in between cut from several rows that far apart, and
 /// that loop pays for its lines. Otherwise a tile of it may stream.
 pub fn may_stream(primitive: Primitive, operand: usize, tensor: &TensorSpec) -> bool {
-    is_matmul_rhs(primitive, operand)
-        && tensor.level().has_layout()
-        && (!tensor.paged() || tensor.shape()[usize::from(RHS_K)] <= 1 || runs_hold_rows_of_k(tensor))
+    let Some(k) = streamed_rows(primitive, operand) else { return false };
+    tensor.level().has_layout()
+        && (!tensor.paged()
+            || tensor.shape()[usize::from(k)] <= 1
+            || tensor.layout().values_per_run(tensor.shape(), k) > 1)
 }
 
-/// Whether operand `operand` of a Spec of primitive `primitive` is a Matmul's rhs.
-fn is_matmul_rhs(primitive: Primitive, operand: usize) -> bool {
-    matches!(primitive, Primitive::Matmul { .. }) && operand == RHS
-}
-
-/// Whether the contiguous runs of the rhs `tensor` (with a layout) hold more than one value
-/// of `k`.
-fn runs_hold_rows_of_k(tensor: &TensorSpec) -> bool {
-    tensor.layout().values_per_run(tensor.shape(), RHS_K) > 1
+/// The dimension of the rows of operand `operand` of a Spec of primitive `primitive`, if its
+/// rows may stream (a Matmul's rhs along `k`: the primitive table's
+/// [`crate::primitive::OperandDef::streamed_rows`]).
+fn streamed_rows(primitive: Primitive, operand: usize) -> Option<u8> {
+    primitive.streamed_operand().filter(|&(i, _)| i == operand).map(|(_, dim)| dim)
 }
 
 /// Whether a hardware cache fill of operand `operand` of `spec`, held in `held`, into L1 is
@@ -84,7 +76,7 @@ pub fn streamed_fill(spec: &LogicalSpec, operand: usize, held: Residency, target
         return false;
     }
     let rhs = &spec.operands()[operand];
-    is_matmul_rhs(primitive, operand) && rhs.level() == Level::GL && rhs.is_contiguous()
+    streamed_rows(primitive, operand).is_some() && rhs.level() == Level::GL && rhs.is_contiguous()
 }
 
 /// How the pieces of one row of `k` of a Matmul's rhs, which each iteration of a serial loop
@@ -127,12 +119,9 @@ impl RowPieces {
 /// neither (less than a page apart, or an odd distance, which the prefetchers follow:
 /// [`RowPieces::Near`]). A tile that cannot be taken counts as paged.
 pub fn row_pieces(spec: &LogicalSpec, body: &LogicalSpec, target: &Target) -> Option<(RowPieces, u64)> {
-    let primitive = spec.primitive()?;
-    if !is_matmul_rhs(primitive, RHS) {
-        return None;
-    }
-    let (rhs, piece) = (&spec.operands()[RHS], &body.operands()[RHS]);
-    let k = usize::from(RHS_K);
+    let (operand, k) = spec.primitive()?.streamed_operand()?;
+    let (rhs, piece) = (&spec.operands()[operand], &body.operands()[operand]);
+    let k = usize::from(k);
     if rhs.level() != Level::GL || piece.shape()[k] != 1 || rhs.shape()[k] < 2 {
         return None;
     }
@@ -229,7 +218,7 @@ mod tests {
         // pays the whole fill, a near one its write into L1 alone.
         let t = &X86_AVX512;
         let spec = Spec::parse_for("Matmul(1x8x1x32, (f32, GL), (f32, GL), (f32, GL), serial)", t).unwrap();
-        let piece = &spec.operands()[RHS];
+        let piece = &spec.operands()[1];
         let held = t.innermost_residency();
         let write = piece.cache_filled(Level::L1).move_cost(t, held);
         let fill = piece.fill_cost(t, held) + write;

@@ -98,6 +98,10 @@ pub struct OperandDef {
     pub dims: DimRule,
     /// Whether it is read, written or both.
     pub role: Role,
+    /// The operand's dimension along which a register tile reads it one row per step of the
+    /// reduction, so that L2 can stream rows that follow each other in memory into L1 while
+    /// the multiply-adds run (a Matmul's rhs along `k`; see [`crate::cost::streamed_fill`]).
+    pub streamed_rows: Option<u8>,
 }
 
 /// Reference semantics: evaluates a primitive of a given shape in place on host tensors, given
@@ -123,7 +127,14 @@ pub struct PrimitiveDef {
 }
 
 const fn operand(name: &'static str, dims: DimRule, role: Role) -> OperandDef {
-    OperandDef { name, dims, role }
+    OperandDef { name, dims, role, streamed_rows: None }
+}
+
+impl OperandDef {
+    /// The operand, read one row along dimension `dim` per reduction step.
+    const fn streamed_along(self, dim: u8) -> OperandDef {
+        OperandDef { streamed_rows: Some(dim), ..self }
+    }
 }
 const IN: Role = Role::Input;
 const OUT: Role = Role::Output { init: None };
@@ -137,7 +148,7 @@ static MATMUL: PrimitiveDef = PrimitiveDef {
     param: None,
     operands: &[
         operand("lhs", DimRule::Fixed(&[S(0), S(1), S(2)]), IN),
-        operand("rhs", DimRule::Fixed(&[S(0), S(2), S(3)]), IN),
+        operand("rhs", DimRule::Fixed(&[S(0), S(2), S(3)]), IN).streamed_along(1),
         operand("out", DimRule::Fixed(&[S(0), S(1), S(3)]), ACCUM_ZERO),
     ],
     untileable_param: false,
