@@ -28,11 +28,14 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 /// A task generated C hands to `parallel_for`: `task(ctx, i)` runs iteration `i`.
 pub type Task = unsafe extern "C" fn(ctx: *mut c_void, index: i64);
 
-/// The runtime a kernel receives as its last argument (`morello_runtime` in the C).
+/// The runtime a kernel receives as its last argument (`morello_runtime` in the C). Its layout
+/// is described in `morello_core::codegen::runtime`, and every `kernel!` asserts it.
 #[repr(C)]
 pub struct Runtime {
-    parallel_for: unsafe extern "C" fn(rt: *const Runtime, n: i64, task: Task, ctx: *mut c_void),
-    max_threads: i32,
+    /// Runs `task(ctx, i)` for every `i` in `0..n` and returns when all have returned.
+    pub parallel_for: unsafe extern "C" fn(rt: *const Runtime, n: i64, task: Task, ctx: *mut c_void),
+    /// The most threads a parallel loop may use.
+    pub max_threads: i32,
 }
 
 impl Runtime {

@@ -1,6 +1,7 @@
-/* The runtime argument every Morello kernel takes (as the generated C declares it, under the
- * same guard): the harnesses that call kernels from `morello-db synthesize --emit-c` pass a
- * serial one, `{0, 1}`. */
+/* The runtime argument every Morello kernel takes, for the harnesses that call kernels from
+ * `morello-db synthesize --emit-c` (they pass a serial one, `{0, 1}`). The generated C declares
+ * it under the same guard, from morello-core/src/codegen/runtime.rs; a unit test there checks
+ * that this copy matches. */
 #ifndef MORELLO_EXPERIMENTS_RUNTIME_H
 #define MORELLO_EXPERIMENTS_RUNTIME_H
 

@@ -5,7 +5,7 @@
 //! order) and reentrant (its only state is the spare heap buffers below, which calls on other
 //! threads never share: one call or parallel iteration holds a buffer at a time). Each kernel
 //! is one exported function taking one pointer per Spec operand, `const` for inputs, all
-//! `restrict`, and finally a pointer to the caller's [`RUNTIME_TYPEDEF`] (`morello_runtime`),
+//! `restrict`, and finally a pointer to the caller's [`runtime`] (`morello_runtime`),
 //! through which parallel loops run.
 //!
 //! Tensors live in *buffers*: caller memory, stack arrays (L1) or heap allocations (large
@@ -34,32 +34,18 @@ mod emitter;
 mod expr;
 mod parallel;
 mod prefetch;
+pub mod runtime;
+pub mod signature;
 
 pub use expr::Expr;
 
 use crate::imp::Impl;
 use crate::kernels::Helper;
-use crate::primitive::Direction;
 use crate::target::Target;
 use emitter::Emitter;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use thiserror::Error;
-
-/// The C declaration of the runtime every kernel receives as its last argument.
-///
-/// `parallel_for(rt, n, task, ctx)` must call `task(ctx, i)` exactly once for every `i` in
-/// `0..n`, in any order and on any threads, and return when all calls have returned.
-/// `max_threads` is informational for the runtime.
-pub const RUNTIME_TYPEDEF: &str = "\
-#ifndef MORELLO_RUNTIME_DEFINED
-#define MORELLO_RUNTIME_DEFINED
-typedef struct morello_runtime {
-    void (*parallel_for)(const struct morello_runtime *rt, int64_t n, void (*task)(void *ctx, int64_t i), void *ctx);
-    int32_t max_threads;
-} morello_runtime;
-#endif
-";
 
 /// Why C could not be generated.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
@@ -91,17 +77,7 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
         return Err(CodegenError::Incomplete { spec: spec.to_string() });
     }
     let spec = &imp.spec;
-    let mut params: Vec<String> = spec
-        .operands()
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let constness = if spec.logical().direction(i) == Direction::In { "const " } else { "" };
-            format!("{constness}{} *restrict p{i}", t.dtype().c_type())
-        })
-        .collect();
-    params.push("const morello_runtime *rt".to_owned());
-    let signature = format!("void {symbol}({})", params.join(", "));
+    let signature = signature::c_prototype(spec, symbol);
 
     let mut em = Emitter::new(symbol, target);
     let body = em.emit_kernel(imp);
@@ -121,7 +97,7 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
         source.push_str("#include <immintrin.h>\n");
     }
     source.push('\n');
-    source.push_str(RUNTIME_TYPEDEF);
+    source.push_str(&runtime::c_declaration());
     source.push('\n');
     let mut types = em.vector_types.clone();
     for h in &helpers {
@@ -154,7 +130,7 @@ pub fn emit_c(imp: &Impl, symbol: &str, target: &'static Target) -> Result<CKern
         source.push('\n');
     }
     let _ = writeln!(source, "{signature} {{\n{body}}}");
-    let header = format!("{RUNTIME_TYPEDEF}{signature};\n");
+    let header = format!("{}{signature};\n", runtime::c_declaration());
     Ok(CKernel { symbol: symbol.to_owned(), source, header, parallel })
 }
 

@@ -1,7 +1,7 @@
 //! `kernel!`: the `extern "C"` declaration of a compiled kernel and its safe wrappers.
 
+use morello_core::codegen::signature::kernel_params;
 use morello_core::level::Level;
-use morello_core::primitive::Direction;
 use morello_core::symbol::build_marker_env;
 use morello_core::syntax::{KernelDecl, parse_kernel_decls};
 use proc_macro2::TokenStream;
@@ -25,18 +25,13 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     let symbol = decl.symbol(package);
     let name_str = decl.plain_name();
     let try_name = format_ident!("try_{}", name_str);
-    let params: Vec<Param> = spec
-        .operands()
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let len = if t.level().has_layout() { t.layout().buffer_volume(t.shape()) } else { t.volume() };
-            Param {
-                name: format_ident!("{}", spec.logical().operand_name(i)),
-                element: syn::parse_str(t.dtype().rust_type()).expect("dtype Rust types are paths"),
-                len,
-                writes: spec.logical().direction(i) != Direction::In,
-            }
+    let params: Vec<Param> = kernel_params(spec)
+        .into_iter()
+        .map(|p| Param {
+            name: format_ident!("{}", p.name),
+            element: syn::parse_str(p.dtype.rust_type()).expect("dtype Rust types are paths"),
+            len: p.elements,
+            writes: p.writes,
         })
         .collect();
 
@@ -83,6 +78,7 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
          `morello_build::Build::new().file(\"<the file declaring it>\").compile(\"kernels\");` \
          to build.rs, and `morello-build` to [build-dependencies]"
     );
+    let runtime_layout = runtime_layout_check();
     let marker_check = quote_spanned!(name.span()=> const _: &str = ::core::env!(#marker, #fix););
     let level_note = if spec.operands().iter().any(|t| t.level().is_register_file()) {
         let names: Vec<String> = spec
@@ -149,6 +145,7 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
                 #[link_name = #symbol]
                 fn kernel(#(#ffi_params,)* rt: *const ::morello::__private::Runtime);
             }
+            #runtime_layout
             let rt = ::morello::__private::Runtime::current();
             // SAFETY: every slice has the length the kernel reads or writes (checked above),
             // inputs are shared and outputs exclusive borrows (so they cannot overlap, as the
@@ -157,5 +154,32 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
             unsafe { kernel(#(#ffi_args,)* &rt) };
             ::core::result::Result::Ok(())
         }
+    }
+}
+
+/// A `const` item asserting that `morello::__private::Runtime` has the layout the generated C
+/// declares (`morello_core::codegen::runtime`).
+fn runtime_layout_check() -> TokenStream {
+    use morello_core::codegen::runtime::{RUNTIME_FIELDS, RUNTIME_SIZE_IN_POINTERS};
+    let message = "morello's Runtime must match morello_runtime (morello_core::codegen::runtime)";
+    let fields = RUNTIME_FIELDS.iter().map(|field| {
+        let name = syn::Ident::new(field.name, proc_macro2::Span::call_site());
+        let offset = field.offset_in_pointers;
+        quote! {
+            ::core::assert!(
+                ::core::mem::offset_of!(::morello::__private::Runtime, #name) == #offset * ::core::mem::size_of::<usize>(),
+                #message
+            );
+        }
+    });
+    quote! {
+        const _: () = {
+            #(#fields)*
+            ::core::assert!(
+                ::core::mem::size_of::<::morello::__private::Runtime>()
+                    == #RUNTIME_SIZE_IN_POINTERS * ::core::mem::size_of::<usize>(),
+                #message
+            );
+        };
     }
 }

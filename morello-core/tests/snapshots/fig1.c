@@ -14,10 +14,14 @@
 
 #ifndef MORELLO_RUNTIME_DEFINED
 #define MORELLO_RUNTIME_DEFINED
+#include <stddef.h>
 typedef struct morello_runtime {
     void (*parallel_for)(const struct morello_runtime *rt, int64_t n, void (*task)(void *ctx, int64_t i), void *ctx);
     int32_t max_threads;
 } morello_runtime;
+_Static_assert(offsetof(morello_runtime, parallel_for) == 0 * sizeof(void *), "morello_runtime must match morello's Runtime (morello_core::codegen::runtime)");
+_Static_assert(offsetof(morello_runtime, max_threads) == 1 * sizeof(void *), "morello_runtime must match morello's Runtime (morello_core::codegen::runtime)");
+_Static_assert(sizeof(morello_runtime) == 2 * sizeof(void *), "morello_runtime must match morello's Runtime (morello_core::codegen::runtime)");
 #endif
 
 #ifndef MORELLO_TYPE_vf32x8_t
