@@ -58,11 +58,11 @@ pub fn offline() -> bool {
 pub fn search_mode(space: SearchSpace) -> Result<SearchMode, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|text| !text.trim().is_empty());
     let slack = match var(SLACK_ENV) {
-        Some(text) => text.parse().map_err(|e| format!("error: morello: {SLACK_ENV}: {e}"))?,
+        Some(text) => text.parse().map_err(|e| format!("morello: {SLACK_ENV}: {e}"))?,
         None => Slack::EXACT,
     };
     let space = match var(SEARCH_SPACE_ENV) {
-        Some(text) => text.parse().map_err(|e| format!("error: morello: {SEARCH_SPACE_ENV}: {e}"))?,
+        Some(text) => text.parse().map_err(|e| format!("morello: {SEARCH_SPACE_ENV}: {e}"))?,
         None => space,
     };
     Ok(SearchMode { slack, space })
@@ -132,7 +132,7 @@ pub fn open(path: &Path, target: &'static Target) -> Database {
 
 /// Adds what `db` learned to the file at `path`, keeping what other builds wrote meanwhile.
 pub fn save(db: &mut Database, path: &Path) -> Result<(), String> {
-    file::save(db, path).map_err(|e| format!("error: morello: cannot save the synthesis database: {e}"))
+    file::save(db, path).map_err(|e| format!("morello: cannot save the synthesis database: {e}"))
 }
 
 #[cfg(test)]

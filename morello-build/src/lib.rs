@@ -68,28 +68,21 @@
 pub mod bench_command;
 mod cli;
 pub mod database;
+pub mod diagnostic;
 pub mod fuzz_command;
+mod phases;
 pub mod precompute;
-mod report;
 mod scan;
 pub mod shard;
 mod workers;
 
+pub use diagnostic::{BuildError, Diagnostic, SourceError};
 pub use morello_core::search::SearchSpace;
 
 use morello_core::search::SearchMode;
-
-use morello_core::codegen::emit_c;
-use morello_core::imp::Impl;
-use morello_core::job::SynthesisJob;
-use morello_core::symbol::build_marker_env;
-use morello_core::syntax::KernelDecl;
-use morello_core::target::Target;
-use std::collections::BTreeMap;
-use std::fmt;
+use phases::environment::Environment;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-use workers::Mode;
+use std::time::Duration;
 
 /// Synthesis taking longer than this prints a warning with advice.
 const SLOW_SYNTHESIS: Duration = Duration::from_secs(10);
@@ -100,20 +93,6 @@ pub struct Build {
     files: Vec<PathBuf>,
     space: SearchSpace,
 }
-
-/// Why the kernels could not be built: a complete, human-readable report.
-#[derive(Clone, Debug)]
-pub struct BuildError {
-    report: String,
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.report)
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 /// What a successful build produced.
 #[derive(Clone, Debug)]
@@ -161,257 +140,38 @@ impl Build {
         }
     }
 
-    /// Like [`Build::compile`], but returns the report instead of exiting.
+    /// Like [`Build::compile`], but returns the problems instead of exiting. The phases:
+    /// read the environment, scan the files, plan (apply schedules), synthesize, emit C,
+    /// compile, link.
     pub fn try_compile(&mut self, lib_name: &str) -> Result<BuildOutput, BuildError> {
-        let env = |name: &str| {
-            std::env::var(name).map_err(|_| BuildError {
-                report: format!("error: morello-build must run from a build script (`{name}` is not set)"),
-            })
-        };
-        let out_dir = PathBuf::from(env("OUT_DIR")?);
-        let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR")?);
-        let package = env("CARGO_PKG_NAME")?;
-        let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-        println!("cargo::rerun-if-env-changed=MORELLO_VERBOSE");
-        println!("cargo::rerun-if-env-changed={}", database::DB_DIR_ENV);
-        println!("cargo::rerun-if-env-changed={}", database::OFFLINE_ENV);
-        println!("cargo::rerun-if-env-changed={}", database::SLACK_ENV);
-        println!("cargo::rerun-if-env-changed={}", database::SEARCH_SPACE_ENV);
-        let verbose = std::env::var_os("MORELLO_VERBOSE").is_some();
-        let offline = database::offline();
-        let search = database::search_mode(self.space).map_err(|report| BuildError { report })?;
-        let db_dir = database::directory(&out_dir);
-
-        let mut report = String::new();
-        let mut kernels: Vec<KernelDecl> = Vec::new();
-        let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
-        for file in &self.files {
-            println!("cargo::rerun-if-changed={}", file.display());
-            let path = manifest_dir.join(file);
-            let source = std::fs::read_to_string(&path).map_err(|e| BuildError {
-                report: format!(
-                    "error: morello: cannot read {}: {e}; check the path given to `Build::file`",
-                    file.display()
-                ),
-            })?;
-            match scan::find_kernels(&source) {
-                Ok(found) => {
-                    for decl in found {
-                        let name = decl.plain_name();
-                        // Case-insensitive: each kernel also defines a `NAME_SPEC` constant.
-                        if let Some(previous) = origin.insert(name.to_uppercase(), file.clone()) {
-                            let at = decl.name.span().start();
-                            report += &format!(
-                                "error: {}:{}:{}: a kernel named `{name}` is already declared in {}; kernel names must be unique in a crate\n",
-                                file.display(),
-                                at.line,
-                                at.column + 1,
-                                previous.display()
-                            );
-                        }
-                        kernels.push(decl);
-                    }
-                }
-                Err(e) => report += &report::render(file, &source, &e),
-            }
-        }
-        if !report.is_empty() {
-            return Err(BuildError { report });
-        }
-        if !kernels.is_empty() && std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "msvc") {
-            return Err(BuildError {
-                report: "error: morello: the generated C uses GNU vector extensions, so it needs gcc or clang; \
-                         MSVC targets are not supported (use a -gnu target)"
-                    .to_owned(),
-            });
-        }
-        for decl in &kernels {
-            if let Some(needed) = decl.target.arch
-                && needed != arch
-            {
-                let file = &origin[&decl.plain_name().to_uppercase()];
-                let at = decl.name.span().start();
-                report += &format!(
-                    "error: {}:{}:{}: kernel `{}` targets {} (an {needed} target), but this crate is being built for \
-                     `{arch}`; use `#[target(portable)]` for scalar C that builds anywhere\n",
-                    file.display(),
-                    at.line,
-                    at.column + 1,
-                    decl.plain_name(),
-                    decl.target.name,
-                );
-            }
-        }
-        if !report.is_empty() {
-            return Err(BuildError { report });
-        }
-
-        let c_dir = out_dir.join("morello");
-        std::fs::create_dir_all(&c_dir)
-            .map_err(|e| BuildError { report: format!("error: morello: cannot create {}: {e}", c_dir.display()) })?;
-        let mut output = BuildOutput {
-            kernels: Vec::new(),
-            c_files: Vec::new(),
-            synthesis_time: Duration::ZERO,
-            specs_searched: 0,
-            kernels_searched: 0,
-        };
-        // Schedules first (their errors need no search), grouped by target.
-        let mut jobs: BTreeMap<&'static str, (&'static Target, Vec<usize>, Vec<SynthesisJob>)> = BTreeMap::new();
-        for (index, decl) in kernels.iter().enumerate() {
-            match decl.synthesis_job() {
-                Ok(job) => {
-                    let entry = jobs.entry(decl.target.name).or_insert_with(|| (decl.target, Vec::new(), Vec::new()));
-                    entry.1.push(index);
-                    entry.2.push(job);
-                }
-                Err(e) => report += &render_kernel_error(&origin, &manifest_dir, decl, &e),
-            }
-        }
-        if !report.is_empty() {
-            return Err(BuildError { report });
-        }
-        let threads = workers::thread_budget();
-        let mut implementations: Vec<Option<Impl>> = vec![None; kernels.len()];
-        for (name, (target, indices, target_jobs)) in jobs {
-            let path = database::path(&db_dir, target, search);
-            if offline {
-                // A committed database is an input of the build.
-                println!("cargo::rerun-if-changed={}", path.display());
-            }
-            let start = Instant::now();
-            // Offline, nothing is searched and nothing is saved.
-            let checkpoint =
-                (!offline).then_some(workers::Checkpoint { path: &path, every: workers::CHECKPOINT_EVERY, verbose });
-            // Each kernel is reported as it finishes: a first build can search for hours.
-            let labels: Vec<String> =
-                indices.iter().map(|&i| format!("{}: {}", kernels[i].name, kernels[i].spec)).collect();
-            let report_kernel = |solved: &workers::Solved| {
-                if verbose {
-                    let joined = match solved.assists {
-                        0 => String::new(),
-                        n => format!(", joined {n} time(s) by idle workers"),
-                    };
-                    eprintln!(
-                        "morello: {} ({} Specs searched, {} memo hits{joined}) in {:.2?}",
-                        labels[solved.index], solved.searched, solved.memo_hits, solved.elapsed
-                    );
-                }
-            };
-            let done = workers::synthesize(
-                target_jobs,
-                database::open(&path, target),
-                Mode { offline, search },
-                threads,
-                checkpoint,
-                &report_kernel,
-            );
-            output.synthesis_time += start.elapsed();
-            let searched: u64 = done.solved.iter().map(|s| s.searched).sum();
-            output.kernels_searched += done.solved.iter().filter(|s| s.searched > 0).count();
-            for solved in done.solved {
-                let decl = &kernels[indices[solved.index]];
-                match solved.result {
-                    Ok(imp) => implementations[indices[solved.index]] = Some(imp),
-                    Err(e) => {
-                        report += &render_kernel_error(&origin, &manifest_dir, decl, &decl.synthesis_error(e));
-                        if offline {
-                            report += &format!(
-                                "help: {} is set, so morello only reads {}; build once without it (or run \
-                                 `morello-db precompute`) to add the missing implementations\n",
-                                database::OFFLINE_ENV,
-                                path.display()
-                            );
-                        }
-                    }
-                }
-            }
-            // What was found is kept even if another kernel failed.
-            if searched > 0 {
-                output.specs_searched += searched;
-                let mut db = done.database;
-                database::save(&mut db, &path).map_err(|report| BuildError { report })?;
-                if verbose {
-                    eprintln!(
-                        "morello: saved {searched} newly searched Specs for {name} ({} checkpoint(s) saved while \
-                         searching)",
-                        done.checkpoints_while_searching
-                    );
-                }
-            }
-        }
-        if !report.is_empty() {
-            return Err(BuildError { report });
-        }
-        let mut per_target: BTreeMap<&'static str, (&'static Target, Vec<PathBuf>)> = BTreeMap::new();
-        for (decl, imp) in kernels.iter().zip(implementations) {
-            let imp = imp.expect("every kernel without an error has an implementation");
-            let symbol = decl.symbol(&package);
-            let kernel = emit_c(&imp, &symbol, decl.target)
-                .map_err(|e| BuildError { report: format!("error: morello: {e}") })?;
-            let path = c_dir.join(format!("{symbol}.c"));
-            write_if_changed(&path, &kernel.source)?;
-            output.c_files.push(path.clone());
-            output.kernels.push((decl.plain_name(), symbol));
-            per_target.entry(decl.target.short_name).or_insert_with(|| (decl.target, Vec::new())).1.push(path);
-        }
-        if output.synthesis_time > SLOW_SYNTHESIS {
+        let env = Environment::read(self.space)?;
+        let scanned = phases::scan::scan(&self.files, &env)?;
+        let plans = phases::plan::plan(&scanned)?;
+        let synthesized = phases::synthesize::synthesize(&scanned, plans, &env)?;
+        let emitted = phases::emit::emit(&scanned, &synthesized.implementations, &env)?;
+        if synthesized.time > SLOW_SYNTHESIS {
             println!(
                 "cargo::warning=morello: searching {} of {} kernel(s) took {:.1?} ({} Specs searched); the \
                  results are saved in {} for later builds.{}{}",
-                output.kernels_searched,
-                kernels.len(),
-                output.synthesis_time,
-                output.specs_searched,
-                db_dir.display(),
+                synthesized.kernels_searched,
+                scanned.kernels.len(),
+                synthesized.time,
+                synthesized.specs_searched,
+                env.db_dir.display(),
                 profile_advice(morello_core::COMPILED_OPT_LEVEL),
-                faster_search_advice(search)
+                faster_search_advice(env.search)
             );
         }
-        // One library per target: each is compiled with its own ISA flags only.
-        for (short_name, (target, files)) in &per_target {
-            let mut cc = cc::Build::new();
-            cc.files(files).opt_level(3).flag("-std=gnu11");
-            for flag in target.compiler_flags() {
-                cc.flag(flag);
-            }
-            let name = format!("{lib_name}_{short_name}");
-            cc.try_compile(&name).map_err(|e| BuildError {
-                report: format!(
-                    "error: morello: compiling the generated C in {} for {} failed: {e}\n\
-                     (set CC_ENABLE_DEBUG_OUTPUT=1 to see the compiler invocation)",
-                    c_dir.display(),
-                    target.name
-                ),
-            })?;
-        }
-        for (_, symbol) in &output.kernels {
-            println!("cargo::rustc-env={}=1", build_marker_env(symbol));
-        }
-        Ok(output)
+        phases::compile::compile(&emitted, lib_name)?;
+        phases::compile::link(&emitted);
+        Ok(BuildOutput {
+            kernels: emitted.kernels,
+            c_files: emitted.c_files,
+            synthesis_time: synthesized.time,
+            specs_searched: synthesized.specs_searched,
+            kernels_searched: synthesized.kernels_searched,
+        })
     }
-}
-
-/// A kernel's error as a report naming its file, line and column.
-fn render_kernel_error(
-    origin: &BTreeMap<String, PathBuf>,
-    manifest_dir: &Path,
-    decl: &KernelDecl,
-    error: &syn::Error,
-) -> String {
-    let file = &origin[&decl.plain_name().to_uppercase()];
-    let source = std::fs::read_to_string(manifest_dir.join(file)).unwrap_or_default();
-    report::render(file, &source, error)
-}
-
-/// Writes `contents` unless the file already holds exactly that, so unchanged kernels do not
-/// trigger recompilation.
-fn write_if_changed(path: &Path, contents: &str) -> Result<(), BuildError> {
-    if std::fs::read_to_string(path).is_ok_and(|existing| existing == contents) {
-        return Ok(());
-    }
-    std::fs::write(path, contents)
-        .map_err(|e| BuildError { report: format!("error: morello: cannot write {}: {e}", path.display()) })
 }
 
 /// What to change when this build script's copy of the compiler, compiled at `opt_level`, is

@@ -63,7 +63,12 @@ kernel! {
         let errors = find_kernels(SOURCE).unwrap_err();
         let lines: Vec<usize> = errors.clone().into_iter().map(|e| e.span().start().line).collect();
         assert_eq!(lines, [2, 4, 5, 8], "{errors:?}");
-        let report = crate::report::render(std::path::Path::new("src/k.rs"), SOURCE, &errors);
+        let report: Vec<String> =
+            crate::diagnostic::SourceError::from_syn(std::path::Path::new("src/k.rs"), SOURCE, &errors)
+                .into_iter()
+                .map(|e| crate::diagnostic::Diagnostic::Source(e).to_string())
+                .collect();
+        let report = report.join("\n");
         assert_eq!(report.matches("error: src/k.rs:").count(), 4, "{report}");
         assert!(report.contains("src/k.rs:5:58: unknown schedule step `tiles`"), "{report}");
     }

@@ -72,6 +72,11 @@ fn build_helper_reports_and_builds() {
     let err = morello_build::Build::new().file("src/typo.rs").try_compile("t").unwrap_err().to_string();
     assert!(err.contains("error: src/typo.rs:2:14: unknown primitive `Matmull`; did you mean `Matmul`?"), "{err}");
     assert!(err.contains("2 |     pub fn k(Matmull(") && err.contains("|              ^^^^^^^"), "{err}");
+    // The report is data: one error at the primitive's name, rendered above.
+    let typo = morello_build::Build::new().file("src/typo.rs").try_compile("t").unwrap_err();
+    let [morello_build::Diagnostic::Source(at)] = typo.diagnostics() else { panic!("{typo:?}") };
+    assert_eq!((at.line, at.column, at.width), (2, 14, 7), "{at:?}");
+    assert!(at.message.starts_with("unknown primitive `Matmull`"), "{at:?}");
 
     write(
         &root,
@@ -91,6 +96,7 @@ fn build_helper_reports_and_builds() {
     );
     let err = morello_build::Build::new().file("src/dup.rs").try_compile("t").unwrap_err().to_string();
     assert!(err.contains("src/dup.rs:5:12: a kernel named `k` is already declared"), "{err}");
+    assert!(err.contains("5 |     pub fn k(FillZero(8") && err.contains("|            ^"), "{err}");
 
     write(
         &root,
