@@ -1,8 +1,10 @@
-//! What remains to synthesize for one kernel once its schedule is applied.
+//! A kernel declaration elaborated: what remains to synthesize once its schedule is applied
+//! ([`crate::syntax::KernelDecl::elaborate`]).
 //!
-//! A [`crate::syntax::KernelDecl`] holds source tokens, which cannot move between threads; a
-//! [`SynthesisJob`] holds only Specs and the partial implementation, so build scripts can
-//! synthesize several kernels at once.
+//! Parsing leaves a [`crate::syntax::KernelDecl`] with its source tokens, for errors; elaborating
+//! it applies the schedule once and yields a [`SynthesisJob`], which holds only Specs and the
+//! partial implementation, so build scripts can synthesize several kernels at once on other
+//! threads.
 
 use crate::imp::Impl;
 use crate::schedule::{PartialImpl, ScheduleError};

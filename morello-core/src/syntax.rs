@@ -43,7 +43,7 @@ mod schedule;
 mod spec;
 mod target_attr;
 
-pub use kernel::{KernelDecl, parse_kernel_decls};
+pub use kernel::{KernelDecl, elaborate_kernels, parse_kernel_decls};
 pub use nesting::{MAX_NESTING, check_nesting};
 pub use schedule::{
     Destination, ParseScheduleError, Schedule, Step, StepKind, apply_schedule, parse_schedule, run_schedule,

@@ -54,7 +54,7 @@ fn check_kernels(text: &str) {
     match parse_kernel_decls(tokens) {
         Ok(decls) => {
             for decl in decls {
-                let _ = decl.synthesis_job();
+                let _ = decl.elaborate();
                 let _ = decl.symbol("hostile");
             }
         }

@@ -3,12 +3,14 @@
 use morello_core::codegen::signature::kernel_params;
 use morello_core::level::Level;
 use morello_core::symbol::build_marker_env;
-use morello_core::syntax::{KernelDecl, parse_kernel_decls};
+use morello_core::syntax::{KernelDecl, elaborate_kernels, parse_kernel_decls};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let decls = parse_kernel_decls(input)?;
+    // Elaborated here only for its errors: the build script elaborates again in its own process.
+    elaborate_kernels(&decls)?;
     let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     Ok(decls.iter().map(|d| expand_one(d, &package)).collect())
 }

@@ -23,7 +23,7 @@ pub fn plan(scanned: &Scanned) -> Result<BTreeMap<&'static str, TargetPlan>, Bui
     let mut plans: BTreeMap<&'static str, TargetPlan> = BTreeMap::new();
     for (index, kernel) in scanned.kernels.iter().enumerate() {
         let target = kernel.decl.target;
-        match kernel.decl.synthesis_job() {
+        match kernel.decl.elaborate() {
             Ok(job) => {
                 let plan = plans.entry(target.name).or_insert_with(|| TargetPlan {
                     target,

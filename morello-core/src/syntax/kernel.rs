@@ -120,16 +120,33 @@ fn parse_decl(input: ParseStream) -> syn::Result<KernelDecl> {
         }
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
-    let decl = KernelDecl { attrs, vis, name, spec, spec_tokens, schedule, target };
-    decl.check()?;
-    Ok(decl)
+    Ok(KernelDecl { attrs, vis, name, spec, spec_tokens, schedule, target })
+}
+
+/// Elaborates every declaration ([`KernelDecl::elaborate`]), returning the errors of all of
+/// them together.
+pub fn elaborate_kernels(decls: &[KernelDecl]) -> syn::Result<Vec<SynthesisJob>> {
+    let mut jobs = Vec::new();
+    let mut errors = Errors::default();
+    for decl in decls {
+        match decl.elaborate() {
+            Ok(job) => jobs.push(job),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.finish()?;
+    Ok(jobs)
 }
 
 impl KernelDecl {
-    /// Applies the schedule (without synthesis) and checks it leaves nothing unscheduled
-    /// unless it ends with `synthesize_all`.
-    pub fn check(&self) -> syn::Result<()> {
-        let Some((keyword, schedule)) = &self.schedule else { return Ok(()) };
+    /// Elaborates the declaration, which parsing does not: applies the schedule, if any (once;
+    /// errors at the offending step's tokens), checks that it leaves nothing unscheduled unless
+    /// it ends with `synthesize_all`, and returns what is left to synthesize: the whole Spec
+    /// when the kernel has no schedule, else every Spec the schedule left. The job holds no
+    /// tokens, so it may run on another thread; [`KernelDecl::synthesis_error`] turns its
+    /// failure into an error at the right token.
+    pub fn elaborate(&self) -> syn::Result<SynthesisJob> {
+        let Some((keyword, schedule)) = &self.schedule else { return Ok(SynthesisJob::Whole(self.spec.clone())) };
         let (partial, synthesize) = apply_schedule(self.spec.clone(), schedule, self.target)?;
         let remaining = partial.root().unscheduled();
         if !synthesize && let Some(first) = remaining.first() {
@@ -142,20 +159,7 @@ impl KernelDecl {
                 ),
             ));
         }
-        Ok(())
-    }
-
-    /// Applies the schedule and returns what is left to synthesize: the whole Spec when the
-    /// kernel has no schedule, else every Spec the schedule left. The job may run on another
-    /// thread; [`KernelDecl::synthesis_error`] turns its failure into an error at the right
-    /// token.
-    pub fn synthesis_job(&self) -> syn::Result<SynthesisJob> {
-        match &self.schedule {
-            None => Ok(SynthesisJob::Whole(self.spec.clone())),
-            Some((_, schedule)) => {
-                Ok(SynthesisJob::Leaves(apply_schedule(self.spec.clone(), schedule, self.target)?.0))
-            }
-        }
+        Ok(SynthesisJob::Leaves(partial))
     }
 
     /// A failure of this kernel's [`SynthesisJob`], on the schedule keyword if it has a
