@@ -24,7 +24,7 @@ const SYNTHESIZED_PANELS: &str = "Morello (synthesized, b in panels)";
 /// The same inside a parallel loop over column halves.
 const PANELS_PARALLEL: &str = "Morello (parallel by hand, b in panels)";
 /// Label of kernels found entirely by the search in the narrowed search space (no relayouts of
-/// the output within global memory; `kernels_narrowed_*.rs`).
+/// the output within global memory; `kernels_narrowed.in.rs`).
 #[cfg(narrowed_kernels)]
 const SYNTHESIZED_NARROWED: &str = "Morello (synthesized, narrowed space)";
 /// The same, reading `b` prepacked in panels of 64 columns.

@@ -11,15 +11,16 @@
 mod aligned;
 mod ceiling;
 mod contenders;
-// `build.rs` chooses the target and compiles that file's kernels.
-#[cfg_attr(kernels_avx2, path = "kernels_avx2.rs")]
-#[cfg_attr(not(kernels_avx2), path = "kernels_avx512.rs")]
-mod kernels;
-// Left out with `MORELLO_BENCH_NARROWED=skip` (`build.rs`).
+/// The kernels of `kernels.in.rs`, written out by `build.rs` for the benchmark's target.
+mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+}
+/// The kernels of `kernels_narrowed.in.rs`, for the benchmark's target; left out with
+/// `MORELLO_BENCH_NARROWED=skip` (`build.rs`).
 #[cfg(narrowed_kernels)]
-#[cfg_attr(kernels_avx2, path = "kernels_narrowed_avx2.rs")]
-#[cfg_attr(not(kernels_avx2), path = "kernels_narrowed_avx512.rs")]
-mod kernels_narrowed;
+mod kernels_narrowed {
+    include!(concat!(env!("OUT_DIR"), "/kernels_narrowed.rs"));
+}
 mod machine;
 mod peers;
 mod prepack;
