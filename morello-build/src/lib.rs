@@ -28,8 +28,10 @@
 //! searched for once and later builds only read it back. A long synthesis saves as it goes:
 //! every minute, what it has solved so far (kernels finished or not), so a build stopped
 //! partway (Ctrl-C, a killed CI job) resumes where it was. A search that takes more than a
-//! few seconds says on stderr how far it has got (shown live by `cargo build -vv`), and one
-//! over ten seconds ends with a Cargo warning saying what it cost.
+//! few seconds says how far it has got, every few seconds, on the terminal the build runs in
+//! (and on stderr, shown by `cargo build -vv`); one over ten seconds ends with a note saying
+//! what it cost, on the terminal once, or, without one, as a Cargo warning (which Cargo
+//! replays on later builds, so it is kept for builds no one watches).
 //!
 //! * by default the database lives in `morello/` under Cargo's target directory, shared by
 //!   every crate of the workspace (concurrent build scripts lock it only while saving);
@@ -74,6 +76,7 @@ mod phases;
 pub mod precompute;
 mod scan;
 pub mod shard;
+mod terminal;
 mod workers;
 
 pub use diagnostic::{BuildError, Diagnostic, SourceError};
@@ -150,9 +153,9 @@ impl Build {
         let synthesized = phases::synthesize::synthesize(&scanned, plans, &env)?;
         let emitted = phases::emit::emit(&scanned, &synthesized.implementations, &env)?;
         if synthesized.time > SLOW_SYNTHESIS {
-            println!(
-                "cargo::warning=morello: searching {} of {} kernel(s) took {:.1?} ({} Specs searched); the \
-                 results are saved in {} for later builds.{}{}",
+            terminal::note(&format!(
+                "morello: searching {} of {} kernel(s) took {:.1?} ({} Specs searched); the results are saved in \
+                 {} for later builds.{}{}",
                 synthesized.kernels_searched,
                 scanned.kernels.len(),
                 synthesized.time,
@@ -160,7 +163,7 @@ impl Build {
                 env.db_dir.display(),
                 profile_advice(morello_core::COMPILED_OPT_LEVEL),
                 faster_search_advice(env.search)
-            );
+            ));
         }
         phases::compile::compile(&emitted, lib_name)?;
         phases::compile::link(&emitted);

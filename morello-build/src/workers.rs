@@ -145,12 +145,12 @@ fn watch(
         saved_while_busy += usize::from(save_if_due(&mut last_save));
         if start.elapsed() >= next_progress {
             let entries = answered();
-            eprintln!(
+            crate::terminal::say(&format!(
                 "morello: searching for {}: {} of {total} kernel(s) done, {entries} Specs answered so far, {:.0} s",
                 target.name,
                 done.load(Ordering::SeqCst),
                 start.elapsed().as_secs_f64()
-            );
+            ));
             next_progress += PROGRESS_EVERY;
         }
     }
