@@ -74,20 +74,6 @@ impl Dtype {
         }
     }
 
-    /// The lowest value of the dtype: the minimum integer, or the most negative finite float.
-    pub fn lowest(self) -> crate::reference::Value {
-        use crate::reference::Value;
-        match self {
-            Dtype::U8 | Dtype::U16 | Dtype::U32 => Value::Int(0),
-            Dtype::I8 => Value::Int(i64::from(i8::MIN)),
-            Dtype::I16 => Value::Int(i64::from(i16::MIN)),
-            Dtype::I32 => Value::Int(i64::from(i32::MIN)),
-            Dtype::F32 => Value::Float(f64::from(f32::MIN)),
-            // The largest finite bfloat16 is 0x7f7f: (2 − 2⁻⁷)·2¹²⁷.
-            Dtype::Bf16 => Value::Float(-(2.0 - f64::powi(2.0, -7)) * f64::powi(2.0, 127)),
-        }
-    }
-
     /// Whether this is a signed integer type.
     pub fn is_signed_int(self) -> bool {
         matches!(self, Dtype::I8 | Dtype::I16 | Dtype::I32)

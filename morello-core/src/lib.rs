@@ -40,4 +40,5 @@ pub mod symbol;
 pub mod syntax;
 pub mod target;
 pub mod tensor;
+pub mod text_error;
 pub mod view;

@@ -77,7 +77,7 @@ pub enum ScheduleError {
     Synthesis(#[from] SynthesisError),
     /// Schedule text that does not parse (run-time schedules).
     #[error("the schedule does not parse: {0}")]
-    Syntax(crate::syntax::ParseScheduleError),
+    Syntax(crate::text_error::ParseTextError),
 }
 
 /// An implementation under construction: some Specs rewritten by hand, others not yet.

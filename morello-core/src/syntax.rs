@@ -51,17 +51,7 @@ pub use schedule::{
 pub use spec::{ParseSpecError, parse_spec};
 pub use target_attr::{DEFAULT_TARGET, take_target_attribute};
 
-/// An error from parsing Spec or schedule text: where it is and what is wrong.
-#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-#[error("{line}:{column}: {message}")]
-pub struct ParseTextError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
+pub use crate::text_error::ParseTextError;
 
 use proc_macro2::Span;
 use syn::parse::ParseStream;

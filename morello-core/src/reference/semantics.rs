@@ -7,6 +7,7 @@
 //! row-major order) and the bound is propagated.
 
 use super::{HostTensor, Tolerances, Value};
+use crate::dtype::Dtype;
 use crate::primitive::{FillValue, Primitive};
 use crate::shape::{Shape, coordinates, volume};
 
@@ -114,7 +115,7 @@ pub fn fill(p: Primitive, shape: &[u32], args: &mut [HostTensor], _: Option<&[f6
     let v = match value {
         FillValue::Zero => Value::Int(0),
         FillValue::NegInf => Value::Float(f64::NEG_INFINITY),
-        FillValue::Min => dtype.lowest(),
+        FillValue::Min => lowest(dtype),
     };
     for c in coordinates(shape) {
         args[0].set(&c, v);
@@ -147,7 +148,7 @@ pub fn max(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Op
     let in_shape = args[0].shape().to_vec();
     if !p.is_accumulating() {
         let dtype = args[1].dtype();
-        args[1].fill(if dtype.is_float() { Value::Float(f64::NEG_INFINITY) } else { dtype.lowest() });
+        args[1].fill(if dtype.is_float() { Value::Float(f64::NEG_INFINITY) } else { lowest(dtype) });
     }
     let mut tol = zeros(&args[1]);
     for c in coordinates(shape) {
@@ -182,4 +183,17 @@ pub(super) fn written(operands: usize, entries: &[(usize, Vec<f64>)]) -> Toleran
         t.0[*i] = Some(tol.clone());
     }
     t
+}
+
+/// The lowest value of `dtype`: the minimum integer, or the most negative finite float.
+fn lowest(dtype: Dtype) -> Value {
+    match dtype {
+        Dtype::U8 | Dtype::U16 | Dtype::U32 => Value::Int(0),
+        Dtype::I8 => Value::Int(i64::from(i8::MIN)),
+        Dtype::I16 => Value::Int(i64::from(i16::MIN)),
+        Dtype::I32 => Value::Int(i64::from(i32::MIN)),
+        Dtype::F32 => Value::Float(f64::from(f32::MIN)),
+        // The largest finite bfloat16 is 0x7f7f: (2 − 2⁻⁷)·2¹²⁷.
+        Dtype::Bf16 => Value::Float(-(2.0 - f64::powi(2.0, -7)) * f64::powi(2.0, 127)),
+    }
 }
