@@ -13,7 +13,7 @@ mod select;
 mod softmax;
 mod spatial_split;
 mod spread;
-pub(crate) mod table;
+pub mod table;
 mod temps;
 mod tile;
 mod to_accum;

@@ -4,7 +4,7 @@
 //! through a [`PartialImpl`](crate::schedule::PartialImpl) method (with arguments still to be
 //! resolved against the Spec), applied by the search (fully resolved: an
 //! [`Action`](super::Action)) and stored in the database (in an encoding that reads the same
-//! at every Spec size). Each form is a [`Form`]: one type for each [kind](kind) of argument.
+//! at every Spec size). Each form is a [`Form`]: one type for each [kind] of argument.
 //! The variants are declared once, in the [table](super::table); a [`Mapper`] turns one form
 //! into another one argument at a time, and [`Notation`] prints any form as schedule text.
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Mutex;
 
-/// The kind of a Spec in a [`SearchProfile`].
+/// The kind of a Spec in a `SearchProfile`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct SpecKind {
     /// The primitive's name (`MatmulAccum`, `Move`, …), or `Compose`.
@@ -128,7 +128,7 @@ impl SearchProfile {
     }
 }
 
-/// A [`SearchProfile`]'s counts, most searched kind first; displayed as a table.
+/// A `SearchProfile`'s counts, most searched kind first; displayed as a table.
 #[derive(Clone, PartialEq, Debug)]
 pub struct ProfileSummary {
     /// One row per kind searched.
