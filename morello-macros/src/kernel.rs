@@ -1,6 +1,6 @@
 //! `kernel!`: the `extern "C"` declaration of a compiled kernel and its safe wrappers.
 
-use morello_core::codegen::signature::kernel_params;
+use morello_core::codegen::signature::{KernelParam, kernel_params};
 use morello_core::level::Level;
 use morello_core::symbol::build_marker_env;
 use morello_core::syntax::{KernelDecl, elaborate_kernels, parse_kernel_decls};
@@ -15,11 +15,11 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     Ok(decls.iter().map(|d| expand_one(d, &package)).collect())
 }
 
+/// A kernel parameter ([`KernelParam`]) with its Rust name and element type as tokens.
 struct Param {
     name: syn::Ident,
     element: syn::Type,
-    len: u64,
-    writes: bool,
+    abi: KernelParam,
 }
 
 fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
@@ -29,17 +29,16 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     let try_name = format_ident!("try_{}", name_str);
     let params: Vec<Param> = kernel_params(spec)
         .into_iter()
-        .map(|p| Param {
-            name: format_ident!("{}", p.name),
-            element: syn::parse_str(p.dtype.rust_type()).expect("dtype Rust types are paths"),
-            len: p.elements,
-            writes: p.writes,
+        .map(|abi| Param {
+            name: format_ident!("{}", abi.name),
+            element: syn::parse_str(abi.dtype.rust_type()).expect("dtype Rust types are paths"),
+            abi,
         })
         .collect();
 
     let signature = params.iter().map(|p| {
         let (n, t) = (&p.name, &p.element);
-        if p.writes { quote!(#n: &mut [#t]) } else { quote!(#n: &[#t]) }
+        if p.abi.writes { quote!(#n: &mut [#t]) } else { quote!(#n: &[#t]) }
     });
     let signature2 = signature.clone();
     let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.name).collect();
@@ -47,11 +46,11 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
         let n = &p.name;
         let n_str = n.to_string();
         // Lengths are computed on the build host; refuse what the target's usize cannot hold.
-        match usize::try_from(p.len) {
+        match usize::try_from(p.abi.elements) {
             Ok(len) => quote!(::morello::__private::check_len(#name_str, #n_str, #len, #n.len())?;),
             Err(_) => syn::Error::new(
                 name.span(),
-                format!("operand `{n_str}` has {} elements, more than fit in memory", p.len),
+                format!("operand `{n_str}` has {} elements, more than fit in memory", p.abi.elements),
             )
             .into_compile_error(),
         }
@@ -59,11 +58,11 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     let ffi_params = params.iter().enumerate().map(|(i, p)| {
         let arg = format_ident!("p{}", i);
         let t = &p.element;
-        if p.writes { quote!(#arg: *mut #t) } else { quote!(#arg: *const #t) }
+        if p.abi.writes { quote!(#arg: *mut #t) } else { quote!(#arg: *const #t) }
     });
     let ffi_args = params.iter().map(|p| {
         let n = &p.name;
-        if p.writes { quote!(#n.as_mut_ptr()) } else { quote!(#n.as_ptr()) }
+        if p.abi.writes { quote!(#n.as_mut_ptr()) } else { quote!(#n.as_ptr()) }
     });
     let features: Vec<&str> = target.isa.iter().map(|f| f.detect_name).collect();
     let detect = features.iter().map(|f| {
@@ -99,7 +98,8 @@ fn expand_one(decl: &KernelDecl, package: &str) -> TokenStream {
     };
     let spec_doc = format!(" Implements `{spec}` on {}.{level_note}", target.name);
     let try_doc = format!(" Like [`{name_str}`], but returns an error instead of panicking.");
-    let lens = params.iter().map(|p| format!("`{}`: {} elements", p.name, p.len)).collect::<Vec<_>>().join(", ");
+    let lens =
+        params.iter().map(|p| format!("`{}`: {} elements", p.name, p.abi.elements)).collect::<Vec<_>>().join(", ");
     let lens_doc = format!(" Operand buffers (in their declared layouts): {lens}.");
 
     let spec_const = format_ident!("{}_SPEC", name_str.to_uppercase());

@@ -33,7 +33,7 @@ pub fn plan(scanned: &Scanned) -> Result<BTreeMap<&'static str, TargetPlan>, Bui
                 plan.kernels.push(index);
                 plan.jobs.push(job);
             }
-            Err(e) => scanned.locate(kernel, &e).for_each(|d| problems.push(d)),
+            Err(e) => scanned.report(kernel, &e, &mut problems),
         }
     }
     problems.finish(plans)

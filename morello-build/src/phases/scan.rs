@@ -2,7 +2,7 @@
 //! unique names, a target the crate's architecture runs, a C compiler that takes the code.
 
 use super::environment::Environment;
-use crate::diagnostic::{BuildError, Diagnostic, Diagnostics, SourceError};
+use crate::diagnostic::{BuildError, Diagnostics};
 use morello_core::syntax::KernelDecl;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,10 +32,10 @@ pub struct Scanned {
 }
 
 impl Scanned {
-    /// The diagnostics of `error`, about `kernel`, located in its file.
-    pub fn locate(&self, kernel: &Declared, error: &syn::Error) -> impl Iterator<Item = Diagnostic> + use<> {
+    /// Records `error`, about `kernel`, in `problems`, located in the kernel's file.
+    pub fn report(&self, kernel: &Declared, error: &syn::Error, problems: &mut Diagnostics) {
         let file = &self.files[kernel.file];
-        SourceError::from_syn(&file.path, &file.text, error).into_iter().map(Diagnostic::Source)
+        problems.push_syn(&file.path, &file.text, error);
     }
 }
 

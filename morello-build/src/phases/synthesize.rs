@@ -81,7 +81,7 @@ pub fn synthesize(
             match solved.result {
                 Ok(imp) => implementations[index] = Some(imp),
                 Err(e) => {
-                    scanned.locate(kernel, &kernel.decl.synthesis_error(e)).for_each(|d| problems.push(d));
+                    scanned.report(kernel, &kernel.decl.synthesis_error(e), &mut problems);
                     if env.offline {
                         problems.push(Diagnostic::Help(format!(
                             "{} is set, so morello only reads {}; build once without it (or run `morello-db \
