@@ -22,7 +22,7 @@ mod softmax;
 pub use check::KernelMismatch;
 pub use emit::KernelEmitter;
 pub use helpers::{Helper, SPARE_SLOTS};
-pub(crate) use matmul::has_contiguous_line;
+pub(crate) use matmul::{bf16_products_per_two_units, has_contiguous_line};
 
 use crate::fxhash::FxHashMap;
 use crate::level::Level;

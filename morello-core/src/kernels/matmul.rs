@@ -248,6 +248,23 @@ fn finish_dot_product(spec: &LogicalSpec, accs: &[String], lanes: u32, out: &mut
     super::emit::write_float(spec, 2, &format!("{c} + {sum}({total})"), out);
 }
 
+/// The ISA feature of the kernels that multiply bf16 natively (`vdpbf16ps`).
+const NATIVE_BF16_FEATURE: &str = "avx512bf16";
+
+/// The most bf16 · bf16 products any Matmul kernel does per 2 units of cost on `target`, for
+/// the search's lower bounds: with native bf16 products, the `vdpbf16ps` kernels do 32 per 2
+/// (a register of bf16 pairs); without, every kernel widens bf16 to f32 first and does at most
+/// a register of f32 products per 2 (`BroadcastVecMultAddBf16F32` 3 per register, the widening
+/// dot product 3 per register of `k`, the even-odd row loop 5 per 32 products, `MultAdd` 6
+/// per product), as the f32 kernels do after an upcast.
+pub(crate) fn bf16_products_per_two_units(target: &Target) -> u64 {
+    if target.has_feature(NATIVE_BF16_FEATURE) {
+        u64::from(target.widest_vector_bytes() / 2)
+    } else {
+        u64::from(widest_f32_lanes(target))
+    }
+}
+
 fn widest_f32_lanes(target: &Target) -> u32 {
     target.widest_vector_bytes() / 4
 }
@@ -321,7 +338,7 @@ pub static DOT_PRODUCT_LOOP_VDPBF16PS: KernelDef = KernelDef {
     matches: matmul_accum,
     levels: &[L1, L1, SCALAR],
     applies: |c, target| {
-        c.has_feature(target, "avx512bf16")?;
+        c.has_feature(target, NATIVE_BF16_FEATURE)?;
         c.dtypes_are(&[Dtype::Bf16, Dtype::Bf16, Dtype::F32], "bf16 · bf16 → f32")?;
         dot_product_applies(c, 32)
     },
@@ -364,7 +381,7 @@ pub static MATMUL_LOOP_VDPBF16PS: KernelDef = KernelDef {
     matches: matmul_accum,
     levels: &[L1, L1, L1],
     applies: |c, target| {
-        c.has_feature(target, "avx512bf16")?;
+        c.has_feature(target, NATIVE_BF16_FEATURE)?;
         c.dtypes_are(&[Dtype::Bf16, Dtype::Bf16, Dtype::F32], "bf16 · bf16 → f32")?;
         c.contiguous(0)?;
         c.contiguous(2)?;

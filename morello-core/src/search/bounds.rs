@@ -31,7 +31,7 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
                 Some(out) if !accum => fill_bound(out.volume(), out.dtype(), target),
                 _ => 0,
             };
-            matmul_kernels_bound(spec, widest_lanes(spec, target)) + init + compulsory_moves(spec, prim, target)
+            matmul_kernels_bound(spec, product_lanes(spec, target)) + init + compulsory_moves(spec, prim, target)
         }
         Some(Primitive::Fill(_)) => {
             let out = spec.operands().last().expect("a Fill has an output");
@@ -42,7 +42,7 @@ pub fn spec_lower_bound(spec: &LogicalSpec, target: &Target) -> u64 {
                 Some(out) if !accum => fill_bound(out.volume(), out.dtype(), target),
                 _ => 0,
             };
-            conv_kernels_bound(spec, widest_lanes(spec, target)) + init
+            conv_kernels_bound(spec, product_lanes(spec, target)) + init
         }
         // `VectorPermute` between vector registers pays only for its shuffles, and a destination
         // register that equals a source register needs none: such a move may cost nothing.
@@ -133,10 +133,24 @@ fn compulsory_moves(spec: &LogicalSpec, prim: Primitive, target: &Target) -> u64
     spec.operands().iter().enumerate().map(|operand| reaching(operand) + reading(operand)).sum()
 }
 
-/// What the kernels of a Matmul cost at least, given `lanes`: the lanes of the widest vector
-/// register for the narrowest operand dtype.
+/// The most products per 2 units of cost that the bounds on a Matmul's or a Conv's kernels
+/// count with: the lanes of the widest vector register for the narrowest operand dtype, and
+/// with bf16 operands no more than the target's kernels do
+/// ([`crate::kernels::bf16_products_per_two_units`]: without native bf16 products, a register
+/// of f32).
+fn product_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
+    let lanes = widest_lanes(spec, target);
+    if spec.operands().iter().any(|t| t.dtype() == Dtype::Bf16) {
+        lanes.min(crate::kernels::bf16_products_per_two_units(target))
+    } else {
+        lanes
+    }
+}
+
+/// What the kernels of a Matmul cost at least, given `lanes` ([`product_lanes`]).
 ///
-/// Every vector Matmul kernel pays at least 2 per register of products: `BroadcastVecMultAdd`
+/// Every vector Matmul kernel pays at least 2 per register of products (of `lanes` products):
+/// `BroadcastVecMultAdd`
 /// costs `2v + 1` for `v` output registers, the bf16 variant `3v + 1`, the dot products
 /// `2` (or `3`) per register of `k` plus a constant, `vdpbf16ps` `2` per 32 bf16 pairs, and the
 /// `vdpbf16ps` register tile `2` per pair of `k` per output register of 16 f32 lanes (32 bf16
