@@ -130,7 +130,7 @@ fn dimension_order(tensor: &TensorSpec) -> Vec<u8> {
 
 /// Whether the fast space leaves out the move `applied` makes, judged from the buffer it
 /// allocates: an output moved into global memory, or into L1 in another layout or dtype than
-/// its own; an input relaid out with strips narrower than the widest vector (bf16 pairs
+/// its own; an input of a Conv moved into global memory; an input relaid out with strips narrower than the widest vector (bf16 pairs
 /// aside); a relayout into memory or vector registers that reorders more than the innermost
 /// two dimensions; a transposed copy into L1 of rows that hold a vector; a tile of a Matmul
 /// wholly in global memory that cuts its rows, reduction or columns below [`l1_cube`] (rows
@@ -171,8 +171,9 @@ fn fast_space_leaves_out(applied: &Impl, target: &Target) -> bool {
     };
     let row = from.last().map_or(1, |&d| source.shape()[usize::from(d)]);
     let transposed_vector_rows = moved.level() == Level::L1 && to != from && row >= widest;
+    let conv = matches!(applied.spec.logical().primitive(), Some(Primitive::Conv { .. }));
     match moved.level() {
-        Level::GL if writes => true,
+        Level::GL if writes || conv => true,
         Level::L1 if writes => !same_layout || moved.dtype() != source.dtype(),
         Level::L1 | Level::GL => {
             let narrow_strips = moved.layout().dims().iter().filter_map(|d| d.strip()).any(narrow);

@@ -21,7 +21,7 @@
 //!
 //! **The fast space.** Lower bounds do not depend on layout, so every layout the moves offer
 //! multiplies the Specs a search must refute. [`SearchSpace::Fast`] keeps the relayouts that
-//! kernels can use and leaves out five families that only multiply:
+//! kernels can use and leaves out seven families that only multiply:
 //!
 //! 1. relayouts of outputs: an output moves into L1 only by a cache fill (in its own layout),
 //!    never into a copy in global memory (as in [`SearchSpace::FixedOutputLayouts`]);
@@ -44,7 +44,11 @@
 //!    its output rows and columns only to runs of at most 8 (`fast::MAX_PIXEL_TILE`). Its
 //!    multiply-adds are done one output pixel at a time (`spatial_split`); a run of a few
 //!    pixels reads the image columns their windows share once, and blocks that fit L1 are
-//!    chosen while the operands are still in global memory.
+//!    chosen while the operands are still in global memory;
+//! 7. copies of a Conv's inputs within global memory: the image and the filters leave global
+//!    memory only by moves into L1, where they are packed for the kernels if at all. Every
+//!    tile of a Conv in global memory offered such copies, which multiplied its Specs without
+//!    lowering the cost of any Conv measured (CHANGELOG).
 //!
 //! Below rule 6, what remains of a Conv with an operand out of global memory is small, and the
 //! search solves such a Conv outright ([`SearchSpace::solves_outright`]) instead of proving it
@@ -131,12 +135,11 @@ impl SearchSpace {
             return fast::allows_tile(spec, tile, target);
         }
         let Action::Move { operand, dest: MoveDest { level, layout, dtype, .. } } = action else { return true };
-        let source = spec.operand(*operand);
         let writes = spec.logical().direction(*operand).writes();
         match (self, level) {
             (SearchSpace::Full, _) | (SearchSpace::FixedOutputLayouts, Level::RF | Level::VRF | Level::L1) => true,
             (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
-            (SearchSpace::Fast, _) => fast::allows_move(source, writes, *level, layout, *dtype, target),
+            (SearchSpace::Fast, _) => fast::allows_move(spec, *operand, *level, layout, *dtype, target),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The rules of [`super::SearchSpace::Fast`] (see the module's documentation): which moves
-//! into memory and vector registers it keeps, how small it tiles Matmuls in global memory and
+//! into memory and vector registers it keeps (none of a Conv's within global memory), how small it tiles Matmuls in global memory and
 //! Convs' windows, and which Specs it solves outright.
 
 use super::super::enumerate::REGISTER_BLOCK_ROWS;
@@ -12,21 +12,24 @@ use crate::target::Target;
 use crate::tensor::TensorSpec;
 use smallvec::SmallVec;
 
-/// Whether the fast space keeps a move of `source` (an operand the Spec writes, if `writes`)
-/// to `level` in `layout` and `dtype`.
+/// Whether the fast space keeps a move of `spec`'s operand `operand` to `level` in `layout`
+/// and `dtype`.
 pub(super) fn allows_move(
-    source: &TensorSpec,
-    writes: bool,
+    spec: &Spec,
+    operand: usize,
     level: Level,
     layout: &Layout,
     dtype: Dtype,
     target: &Target,
 ) -> bool {
+    let source = spec.operand(operand);
+    let writes = spec.logical().direction(operand).writes();
     let same_layout = layout.dims() == source.layout().dims();
     match (level, writes) {
         (Level::RF, _) => true,
         (Level::VRF, _) => keeps_dimension_order(source, layout),
         (Level::GL, true) => false,
+        (Level::GL, false) if has_sliding_windows(spec) => false,
         (_, true) => same_layout && dtype == source.dtype(),
         (_, false) => {
             same_layout
@@ -119,7 +122,12 @@ fn wholly_in_global_memory(spec: &Spec) -> bool {
 /// that searching it once in full costs less than refuting it under each of the many budgets
 /// its parents ask with.
 pub(super) fn solves_outright(spec: &Spec) -> bool {
-    spec.logical().primitive().is_some_and(Primitive::has_sliding_windows) && !wholly_in_global_memory(spec)
+    has_sliding_windows(spec) && !wholly_in_global_memory(spec)
+}
+
+/// Whether `spec` is of a primitive with sliding windows (a Conv).
+fn has_sliding_windows(spec: &Spec) -> bool {
+    spec.logical().primitive().is_some_and(Primitive::has_sliding_windows)
 }
 
 /// Whether the fast space keeps tiling the Matmul `spec` to `tile`: a Matmul with every operand
