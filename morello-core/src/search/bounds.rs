@@ -150,12 +150,11 @@ fn product_lanes(spec: &LogicalSpec, target: &Target) -> u64 {
 /// What the kernels of a Matmul cost at least, given `lanes` ([`product_lanes`]).
 ///
 /// Every vector Matmul kernel pays at least 2 per register of products (of `lanes` products):
-/// `BroadcastVecMultAdd`
-/// costs `2v + 1` for `v` output registers, the bf16 variant `3v + 1`, the dot products
-/// `2` (or `3`) per register of `k` plus a constant, `vdpbf16ps` `2` per 32 bf16 pairs, and the
-/// `vdpbf16ps` register tile `2` per pair of `k` per output register of 16 f32 lanes (32 bf16
-/// products), and the bf16 even-odd row loop 5 per 32 products. `MultAdd` costs at least 1 per
-/// product.
+/// `BroadcastVecMultAdd` costs `2v + 1` for `v` output registers, the bf16 variant `3v + 1`,
+/// the dot products `2` (or `3`) per register of `k` plus a constant, `vdpbf16ps` `2` per 32
+/// bf16 pairs, the `vdpbf16ps` register tile `2` per pair of `k` per output register of 16 f32
+/// lanes (32 bf16 products), and the bf16 even-odd row loop 5 per 32 products. `MultAdd` costs
+/// at least 1 per product.
 ///
 /// Without bf16 operands the kernels are `MultAdd`, `BroadcastVecMultAdd` and the f32 dot
 /// product, and each call also pays a constant: a call of volume `c` (at most the largest

@@ -196,8 +196,8 @@ impl Memo {
 
 /// Appends `item` to `items`, growing the buffer by half its length (at least one) rather than
 /// doubling it from four, as `Vec::push` does: most Specs keep one to three entries and lower
-/// bounds, and the memo holds millions of them, so the spare room doubling leaves was a third
-/// of a large search's memory.
+/// bounds, and the memo holds millions of them, so the spare room doubling leaves was a quarter
+/// of a large search's memory or more.
 fn push_compact<T>(items: &mut Vec<T>, item: T) {
     if items.len() == items.capacity() {
         items.reserve_exact((items.len() / 2).max(1));
