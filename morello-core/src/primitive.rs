@@ -7,6 +7,7 @@
 //! (including Conv's sliding windows), the initial values `to_accum` writes — is derived.
 //! Facts about the primitives follow `../shared/reference/upstream-morello-facts.md` §1.2 (beside the repository).
 
+pub mod semantics;
 mod table;
 
 pub use table::{AccumInit, DimExpr, DimRule, OperandDef, PrimitiveDef, Role, is_upcast};

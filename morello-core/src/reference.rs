@@ -1,5 +1,6 @@
-//! The reference evaluator: naive semantics of every primitive and of Compose pipelines on
-//! host arrays, the oracle every generated kernel is checked against.
+//! The reference evaluator: runs a Spec, primitive or Compose pipeline, on host arrays with the
+//! naive semantics the primitive table declares ([`crate::primitive::semantics`]), the oracle
+//! every generated kernel is checked against.
 //!
 //! # Numerics
 //!
@@ -14,7 +15,7 @@
 //!     `γ(n) = n·u / (1 − n·u)` and `u` the output dtype's unit roundoff (2⁻²⁴ for f32, 2⁻⁸
 //!     for bf16) — the classical worst-case bound for any summation order;
 //!   - a division (which a kernel may do by multiplying with a reciprocal): `4u·|q|`;
-//!   - softmax and its parts: see [`softmax`](self) (`8u·|v|` per element, `(n + 8)·u·Σ` per
+//!   - softmax and its parts: see [`semantics`] (`8u·|v|` per element, `(n + 8)·u·Σ` per
 //!     denominator, assuming kernels' `exp` is within `4u`);
 //!   - copies, fills and maxima: exact.
 //! * A Compose evaluates its stages innermost first, storing each intermediate in its declared
@@ -23,22 +24,14 @@
 //!   for Max, multiplicatively for exponentials).
 //! * Softmax takes every exponential of `x − max`, so large inputs do not overflow.
 
-mod host;
-pub mod semantics;
-mod softmax;
-
-pub(crate) use host::splitmix64;
-pub use host::{Element, HostTensor, Value};
+pub use crate::primitive::semantics;
+pub(crate) use crate::primitive::semantics::splitmix64;
+pub use crate::primitive::semantics::{Element, HostTensor, Tolerances, Value};
 
 use crate::shape::coordinates;
 use crate::spec::{LogicalSpec, SpecKind, parameter_bindings};
 use std::fmt;
 use thiserror::Error;
-
-/// Per written operand, the allowed absolute error of each element (indexed like the operand's
-/// buffer); `None` for operands that are not written.
-#[derive(Clone, Debug, Default)]
-pub struct Tolerances(pub Vec<Option<Vec<f64>>>);
 
 /// A generated result that disagrees with the reference.
 #[derive(Clone, PartialEq, Debug, Error)]

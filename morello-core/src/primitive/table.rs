@@ -1,10 +1,9 @@
 //! The table entries, one per primitive family.
 
+use super::semantics::{self, HostTensor, Tolerances};
 use super::{FillValue, Primitive};
 use crate::dtype::Dtype;
 use crate::index::IndexArith;
-use crate::reference::semantics;
-use crate::reference::{HostTensor, Tolerances};
 
 /// An operand dimension, as a function of the Spec's dimensions.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

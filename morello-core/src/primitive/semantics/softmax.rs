@@ -7,8 +7,7 @@
 //! most `δ` per element (a Compose intermediate), exponentials of `x − max` change by a factor
 //! within `e^{±δ}` (`e^{±2δ}` when the maximum is computed from the same input), which is added.
 
-use super::semantics::written;
-use super::{HostTensor, Tolerances, Value};
+use super::{HostTensor, Tolerances, Value, written};
 use crate::primitive::Primitive;
 use crate::shape::{Shape, coordinates};
 

@@ -6,10 +6,20 @@
 //! itself carries an error (a Compose intermediate), `input_error` bounds it per element (in
 //! row-major order) and the bound is propagated.
 
-use super::{HostTensor, Tolerances, Value};
+mod host;
+mod softmax;
+
+pub(crate) use host::splitmix64;
+pub use host::{Element, HostTensor, Value};
+
 use crate::dtype::Dtype;
 use crate::primitive::{FillValue, Primitive};
 use crate::shape::{Shape, coordinates, volume};
+
+/// Per written operand, the allowed absolute error of each element (indexed like the operand's
+/// buffer); `None` for operands that are not written.
+#[derive(Clone, Debug, Default)]
+pub struct Tolerances(pub Vec<Option<Vec<f64>>>);
 
 /// Coordinate of operand `i` at Spec coordinate `spec_coord`.
 fn operand_coord(p: Primitive, i: usize, spec_coord: &[u32]) -> Shape {
@@ -172,7 +182,7 @@ pub fn max(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Op
 
 /// Every softmax-family primitive (their semantics live in the `softmax` module beside this one).
 pub fn softmax(p: Primitive, shape: &[u32], args: &mut [HostTensor], input_error: Option<&[f64]>) -> Tolerances {
-    super::softmax::evaluate(p, shape, args, input_error)
+    softmax::evaluate(p, shape, args, input_error)
 }
 
 /// Tolerances with `entries` (operand, per-element tolerance) set and every other operand
