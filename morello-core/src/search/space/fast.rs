@@ -1,6 +1,6 @@
 //! The rules of [`super::SearchSpace::Fast`] (see the module's documentation): which moves
-//! into memory and vector registers it keeps (none of a Conv's within global memory), how small it tiles Matmuls in global memory and
-//! Convs' windows, and which Specs it solves outright.
+//! into memory and vector registers it keeps (none of a Conv's within global memory), how small
+//! it tiles Matmuls in global memory and Convs' windows, and which Specs it solves outright.
 
 use super::super::enumerate::REGISTER_BLOCK_ROWS;
 use crate::dtype::Dtype;
