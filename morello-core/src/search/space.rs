@@ -135,10 +135,9 @@ impl SearchSpace {
             return fast::allows_tile(spec, tile, target);
         }
         let Action::Move { operand, dest: MoveDest { level, layout, dtype, .. } } = action else { return true };
-        let writes = spec.logical().direction(*operand).writes();
         match (self, level) {
             (SearchSpace::Full, _) | (SearchSpace::FixedOutputLayouts, Level::RF | Level::VRF | Level::L1) => true,
-            (SearchSpace::FixedOutputLayouts, Level::GL) => !writes,
+            (SearchSpace::FixedOutputLayouts, Level::GL) => !spec.logical().direction(*operand).writes(),
             (SearchSpace::Fast, _) => fast::allows_move(spec, *operand, *level, layout, *dtype, target),
         }
     }
